@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "FakeAPNs",
+    products: [
+        .library(name: "FakeAPNs", targets: ["FakeAPNs"]),
+        .library(name: "FakeAPNsTesting", targets: ["FakeAPNsTesting"]),
+        .executable(name: "fake-apns", targets: ["fake-apns"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "CFakeAPNsShims",
+            dependencies: ["COpenSSL"]
+        ),
+        .target(
+            name: "FakeAPNs",
+            dependencies: ["CFakeAPNsShims", "COpenSSL"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FakeAPNsTesting",
+            dependencies: ["FakeAPNs"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "fake-apns",
+            dependencies: ["FakeAPNs"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "fake-apns-bench",
+            dependencies: ["FakeAPNs"],
+            path: "Sources/fake-apns-bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FakeAPNsTests",
+            dependencies: ["FakeAPNs", "FakeAPNsTesting", "CFakeAPNsShims"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,47 @@
+// Functions for the OpenSSL macros that Swift cannot import, so the Swift code
+// reaches OpenSSL through plain C functions only.
+#ifndef FAKEAPNS_SHIMS_H
+#define FAKEAPNS_SHIMS_H
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/// Server defaults: TLS 1.0 and later (legacy APNs clients), no renegotiation,
+/// a peer closing without close_notify is an ordinary end of stream.
+int fakeapns_ssl_ctx_configure(SSL_CTX *ctx, int allow_legacy_versions);
+
+/// Partial writes and moving write buffers, as the connection loop expects.
+void fakeapns_ssl_set_modes(SSL *ssl);
+
+/// Client side: server name indication.
+int fakeapns_ssl_set_host_name(SSL *ssl, const char *name);
+
+/// Bytes held by a memory BIO, without copying.
+long fakeapns_bio_mem_data(BIO *bio, char **data);
+
+/// The first value of the subject's UID attribute (where APNs provider
+/// certificates carry their topic), copied as UTF-8 into `buffer`; returns its
+/// length, or -1 when there is none or it does not fit.
+int fakeapns_x509_subject_uid(X509 *cert, char *buffer, int capacity);
+
+/// The subject in RFC 2253 form, copied into `buffer`; returns its length or -1.
+int fakeapns_x509_subject_rfc2253(X509 *cert, char *buffer, int capacity);
+
+/// The last verification error string of a handshake, or NULL.
+const char *fakeapns_ssl_verify_error(SSL *ssl);
+
+/// Pops every queued OpenSSL error into `buffer` as one line; returns its length.
+int fakeapns_drain_errors(char *buffer, int capacity);
+
+/// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
+int fakeapns_accept(int socket);
+
+/// A close-on-exec eventfd, for waking a thread blocked in poll.
+int fakeapns_eventfd(void);
+
+/// Names the calling thread (at most 15 bytes), for debuggers and /proc.
+void fakeapns_set_thread_name(const char *name);
+
+#endif

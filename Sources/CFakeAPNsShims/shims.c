@@ -1,0 +1,99 @@
+#define _GNU_SOURCE
+#include "CFakeAPNsShims.h"
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <string.h>
+
+int fakeapns_ssl_ctx_configure(SSL_CTX *ctx, int allow_legacy_versions) {
+    uint64_t options = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_CIPHER_SERVER_PREFERENCE;
+    SSL_CTX_set_options(ctx, options);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    if (allow_legacy_versions) {
+        /* Security level 0 lets TLS 1.0/1.1 clients of the binary era connect. */
+        SSL_CTX_set_security_level(ctx, 0);
+        return SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
+    }
+    return SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+}
+
+void fakeapns_ssl_set_modes(SSL *ssl) {
+    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+}
+
+int fakeapns_ssl_set_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+long fakeapns_bio_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+int fakeapns_x509_subject_uid(X509 *cert, char *buffer, int capacity) {
+    X509_NAME *name = X509_get_subject_name(cert);
+    if (name == NULL) return -1;
+    int index = X509_NAME_get_index_by_NID(name, NID_userId, -1);
+    if (index < 0) return -1;
+    X509_NAME_ENTRY *entry = X509_NAME_get_entry(name, index);
+    ASN1_STRING *value = X509_NAME_ENTRY_get_data(entry);
+    unsigned char *utf8 = NULL;
+    int length = ASN1_STRING_to_UTF8(&utf8, value);
+    if (length < 0) return -1;
+    if (length > capacity) { OPENSSL_free(utf8); return -1; }
+    memcpy(buffer, utf8, (size_t)length);
+    OPENSSL_free(utf8);
+    return length;
+}
+
+int fakeapns_x509_subject_rfc2253(X509 *cert, char *buffer, int capacity) {
+    X509_NAME *name = X509_get_subject_name(cert);
+    if (name == NULL) return -1;
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio == NULL) return -1;
+    X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
+    char *data = NULL;
+    long length = BIO_get_mem_data(bio, &data);
+    int result = -1;
+    if (length >= 0 && length <= capacity) {
+        memcpy(buffer, data, (size_t)length);
+        result = (int)length;
+    }
+    BIO_free(bio);
+    return result;
+}
+
+const char *fakeapns_ssl_verify_error(SSL *ssl) {
+    long result = SSL_get_verify_result(ssl);
+    if (result == X509_V_OK) return NULL;
+    return X509_verify_cert_error_string(result);
+}
+
+int fakeapns_drain_errors(char *buffer, int capacity) {
+    int used = 0;
+    unsigned long code;
+    while ((code = ERR_get_error()) != 0) {
+        char line[256];
+        ERR_error_string_n(code, line, sizeof line);
+        int length = (int)strlen(line);
+        if (used > 0 && used + 2 < capacity) { buffer[used++] = ';'; buffer[used++] = ' '; }
+        if (used + length < capacity) { memcpy(buffer + used, line, (size_t)length); used += length; }
+    }
+    return used;
+}
+
+int fakeapns_accept(int socket) {
+    return accept4(socket, NULL, NULL, SOCK_CLOEXEC);
+}
+
+int fakeapns_eventfd(void) {
+    return eventfd(0, EFD_CLOEXEC);
+}
+
+void fakeapns_set_thread_name(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
+}

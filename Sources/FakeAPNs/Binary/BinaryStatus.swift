@@ -1,0 +1,82 @@
+/// A status of the binary gateway's error response (command 8), with Apple's names.
+public struct BinaryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// 0: no errors encountered.
+    public static let noErrors = BinaryStatus(rawValue: 0)
+    /// 1: processing error.
+    public static let processingError = BinaryStatus(rawValue: 1)
+    /// 2: missing device token.
+    public static let missingDeviceToken = BinaryStatus(rawValue: 2)
+    /// 3: missing topic.
+    public static let missingTopic = BinaryStatus(rawValue: 3)
+    /// 4: missing payload.
+    public static let missingPayload = BinaryStatus(rawValue: 4)
+    /// 5: invalid token size.
+    public static let invalidTokenSize = BinaryStatus(rawValue: 5)
+    /// 6: invalid topic size.
+    public static let invalidTopicSize = BinaryStatus(rawValue: 6)
+    /// 7: invalid payload size.
+    public static let invalidPayloadSize = BinaryStatus(rawValue: 7)
+    /// 8: invalid token (often a sandbox token sent to production, or the reverse).
+    public static let invalidToken = BinaryStatus(rawValue: 8)
+    /// 10: shutdown; the identifier is the last notification delivered.
+    public static let shutdown = BinaryStatus(rawValue: 10)
+    /// 128: protocol error, the notification could not be parsed.
+    public static let protocolError = BinaryStatus(rawValue: 128)
+    /// 255: none (unknown).
+    public static let unknown = BinaryStatus(rawValue: 255)
+
+    /// Apple's name for the status ("Invalid token size").
+    public var name: String {
+        switch rawValue {
+        case 0: return "No errors encountered"
+        case 1: return "Processing error"
+        case 2: return "Missing device token"
+        case 3: return "Missing topic"
+        case 4: return "Missing payload"
+        case 5: return "Invalid token size"
+        case 6: return "Invalid topic size"
+        case 7: return "Invalid payload size"
+        case 8: return "Invalid token"
+        case 10: return "Shutdown"
+        case 128: return "Protocol error"
+        case 255: return "None (unknown)"
+        default: return "Status \(rawValue)"
+        }
+    }
+
+    public var description: String { "\(rawValue) (\(name))" }
+}
+
+/// The 6-byte error response of the binary gateway: command 8, status, identifier.
+public struct BinaryErrorResponse: Hashable, Sendable, CustomStringConvertible {
+    /// Why the notification was refused.
+    public let status: BinaryStatus
+    /// The identifier of the refused notification (or, for shutdown, of the last one
+    /// delivered), as its 4 bytes read big-endian.
+    public let identifier: UInt32
+
+    /// A response.
+    public init(status: BinaryStatus, identifier: UInt32) {
+        self.status = status
+        self.identifier = identifier
+    }
+
+    /// Reads a response from its 6 bytes; nil when they are not one.
+    public init?(bytes: some Collection<UInt8>) {
+        let bytes = Array(bytes)
+        guard bytes.count == 6, bytes[0] == 8 else { return nil }
+        status = BinaryStatus(rawValue: bytes[1])
+        identifier = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
+    }
+
+    /// The 6 bytes on the wire.
+    public var bytes: [UInt8] {
+        [8, status.rawValue, UInt8(identifier >> 24), UInt8(identifier >> 16 & 0xFF),
+         UInt8(identifier >> 8 & 0xFF), UInt8(identifier & 0xFF)]
+    }
+
+    public var description: String { "error response: status \(status), identifier \(identifier)" }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// One push notification as the server received it, whichever protocol carried it.
+///
+/// ```swift
+/// let notification = try server.notifications.pop(timeout: .seconds(2))
+/// XCTAssertEqual(notification.deviceToken, "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
+/// XCTAssertEqual(notification.payload.aps.alert?.body, "Hello")
+/// XCTAssertEqual(notification.identifier, 42)
+/// ```
+public struct Notification: Sendable, CustomStringConvertible {
+    /// The device the notification is for.
+    public var deviceToken: DeviceToken
+    /// The JSON payload: raw bytes, parsed on first use, with typed `aps` accessors.
+    public var payload: Payload
+    /// The binary notification identifier (commands 1 and 2), echoed in error responses.
+    /// Its 4 bytes are opaque: this is their big-endian reading. 0 when the client sent none.
+    public var identifier: UInt32
+    /// The expiry as sent, in UNIX seconds: 0 means "do not store". Nil when the format has
+    /// none (command 0).
+    public var expiration: UInt32?
+    /// The delivery priority (10 when the client sent none).
+    public var priority: Priority
+    /// The wire format that carried the notification.
+    public var format: Format
+    /// The connection it came over.
+    public var connection: ConnectionInfo
+    /// When the server finished reading it.
+    public var receivedAt: Date
+    /// Its place in the order of arrival at this server, from 1.
+    public var sequenceNumber: UInt64
+
+    /// The expiry as a date, when one was sent and is not 0.
+    public var expirationDate: Date? {
+        guard let expiration, expiration != 0 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(expiration))
+    }
+
+    /// A notification value, as the decoders build it.
+    public init(
+        deviceToken: DeviceToken, payload: Payload, identifier: UInt32 = 0, expiration: UInt32? = nil,
+        priority: Priority = .immediately, format: Format, connection: ConnectionInfo,
+        receivedAt: Date = Date(), sequenceNumber: UInt64 = 0
+    ) {
+        self.deviceToken = deviceToken
+        self.payload = payload
+        self.identifier = identifier
+        self.expiration = expiration
+        self.priority = priority
+        self.format = format
+        self.connection = connection
+        self.receivedAt = receivedAt
+        self.sequenceNumber = sequenceNumber
+    }
+
+    public var description: String {
+        var text = "#\(sequenceNumber) \(format) token \(deviceToken.hex)"
+        if format != .simple { text += " id \(identifier)" }
+        let body = payload.text ?? "<\(payload.bytes.count) bytes, not UTF-8>"
+        text += " payload " + (body.count > 120 ? String(body.prefix(120)) + "…" : body)
+        return text
+    }
+
+    /// The wire format of a notification.
+    public enum Format: String, Sendable, CustomStringConvertible {
+        /// Binary command 0: token and payload only.
+        case simple
+        /// Binary command 1: identifier, expiry, token, payload.
+        case enhanced
+        /// Binary command 2: a frame of items.
+        case frame
+
+        public var description: String { rawValue }
+    }
+}
+
+/// A notification's delivery priority, as APNs defines it.
+public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// 10: send at once (the default).
+    public static let immediately = Priority(rawValue: 10)
+    /// 5: send at a time that conserves the device's power.
+    public static let consideringDevicePower = Priority(rawValue: 5)
+    /// 1: favour power; never wake the device.
+    public static let prioritizingPowerEfficiency = Priority(rawValue: 1)
+
+    public var description: String { String(rawValue) }
+}
+
+/// The connection a notification came over. One instance is shared by every notification of
+/// a connection.
+public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
+    /// A number unique among the connections of one server, from 1.
+    public let id: Int
+    /// The client's address, "127.0.0.1:53122" or "[::1]:53122".
+    public let peer: String
+    /// The verified client certificate, when the client sent one.
+    public let clientCertificate: ClientCertificateInfo?
+    /// The TLS version negotiated, e.g. "TLSv1.3".
+    public let tlsVersion: String
+
+    /// A connection record.
+    public init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
+        self.id = id
+        self.peer = peer
+        self.clientCertificate = clientCertificate
+        self.tlsVersion = tlsVersion
+    }
+
+    public var description: String { "connection \(id) from \(peer)" }
+
+    public static func == (lhs: ConnectionInfo, rhs: ConnectionInfo) -> Bool {
+        lhs.id == rhs.id && lhs.peer == rhs.peer
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+/// A notification's payload: the raw bytes as they arrived, and lazily their JSON meaning.
+///
+/// Creating a payload only stores the bytes. They are parsed the first time ``json``,
+/// ``parseError``, ``aps``, ``customKeys`` or a subscript is read, and only once however many
+/// copies or threads read them, so a gateway can accept payloads at full speed and pay for
+/// parsing only when a test looks.
+///
+/// A payload that is not valid JSON, or not a JSON object, is still a payload: ``bytes`` and
+/// ``text`` show what was sent and ``parseError`` says what is wrong with it.
+///
+/// Two payloads are equal when their bytes are equal; formatting and key order count.
+///
+/// ```swift
+/// let payload = Payload(#"{"aps":{"alert":{"title":"Hi","body":"There"},"badge":2},"id":7}"#)
+/// payload.aps.alert?.title   // "Hi"
+/// payload.aps.badge          // 2
+/// payload["id"]              // .int(7)
+/// payload.customKeys.keys    // ["id"]
+/// ```
+public struct Payload: Sendable, Hashable {
+    private let storage: Storage
+
+    /// Creates a payload from raw bytes, without parsing them.
+    public init(bytes: some Sequence<UInt8>) {
+        storage = Storage(bytes: Array(bytes))
+    }
+
+    /// Creates a payload from the UTF-8 bytes of `string`, without parsing it.
+    public init(_ string: String) {
+        self.init(bytes: string.utf8)
+    }
+
+    /// Creates a payload whose bytes are the compact serialization of `json`.
+    ///
+    /// ```swift
+    /// let payload = Payload(json: ["aps": ["content-available": 1]])
+    /// payload.text   // {"aps":{"content-available":1}}
+    /// ```
+    public init(json: JSONValue) {
+        self.init(json.serialized())
+    }
+
+    /// The payload exactly as sent.
+    public var bytes: [UInt8] {
+        storage.bytes
+    }
+
+    /// The payload exactly as sent, as `Data`.
+    public var data: Data {
+        Data(storage.bytes)
+    }
+
+    /// The payload as text, or `nil` when the bytes are not valid UTF-8.
+    public var text: String? {
+        String(validating: storage.bytes, as: UTF8.self)
+    }
+
+    /// The parsed JSON, or `nil` when the bytes are not valid JSON.
+    ///
+    /// Valid JSON that is not an object (such as `[1]`) is still returned here, while
+    /// ``parseError`` reports that APNs payloads must be objects.
+    public var json: JSONValue? {
+        storage.parsed.json
+    }
+
+    /// Why the payload is not a usable APNs payload: the JSON error with its byte offset, or,
+    /// for valid JSON, that the top level is not an object. `nil` for a well-formed payload.
+    ///
+    /// ```swift
+    /// Payload(#"{"aps":{}"#).parseError?.message
+    /// // "expected ',' or '}' after object member, but the input ended at byte 9"
+    /// Payload("[1]").parseError?.message
+    /// // "payload must be a JSON object, found an array at byte 0"
+    /// ```
+    public var parseError: JSONParseError? {
+        storage.parsed.parseError
+    }
+
+    /// The `aps` dictionary; empty when the payload has none, is not a JSON object, or its
+    /// `aps` is not a dictionary (``json`` shows what was there).
+    public var aps: APS {
+        storage.parsed.aps
+    }
+
+    /// Every top-level member except `aps`, in written order: the app's own data.
+    public var customKeys: JSONObject {
+        storage.parsed.customKeys
+    }
+
+    /// The top-level member named `key` (including `"aps"`), or `nil` when there is none or
+    /// the payload is not a JSON object.
+    public subscript(key: String) -> JSONValue? {
+        storage.parsed.json?[key]
+    }
+
+    /// Whether the bytes have been parsed yet; lets tests check that parsing is lazy.
+    var isParsed: Bool {
+        storage.isParsed
+    }
+
+    /// How many times the bytes have been parsed (0 or 1); lets tests check parsing happens once.
+    var parseCount: Int {
+        storage.parseCount
+    }
+
+    /// Payloads are equal when their bytes are equal.
+    public static func == (lhs: Payload, rhs: Payload) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.bytes == rhs.storage.bytes
+    }
+
+    /// Hashes the bytes, consistent with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.bytes)
+    }
+}
+
+extension Payload: CustomStringConvertible {
+    /// The payload's text, or its size when it is not UTF-8.
+    public var description: String {
+        text ?? "<\(storage.bytes.count) bytes, not UTF-8>"
+    }
+}
+
+// MARK: - Lazy parsing
+
+extension Payload {
+    /// What parsing the bytes produced.
+    private struct Parsed: Sendable {
+        var json: JSONValue?
+        var parseError: JSONParseError?
+        var aps = APS()
+        var customKeys = JSONObject()
+
+        init(bytes: [UInt8]) {
+            do {
+                let json = try JSONValue.parse(bytes)
+                self.json = json
+                guard case .object(let root) = json else {
+                    let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? 0
+                    parseError = JSONParseError(
+                        "payload must be a JSON object, found \(Self.kind(of: json))",
+                        at: start
+                    )
+                    return
+                }
+                aps = APS(raw: root["aps"]?.objectValue ?? JSONObject())
+                customKeys = root.removing("aps")
+            } catch {
+                parseError = error
+            }
+        }
+
+        private static func kind(of value: JSONValue) -> String {
+            switch value {
+            case .null: "null"
+            case .bool: "a boolean"
+            case .int, .double: "a number"
+            case .string: "a string"
+            case .array: "an array"
+            case .object: "an object"
+            }
+        }
+    }
+
+    /// Shared by all copies of one payload, so the bytes are parsed at most once.
+    private final class Storage: Sendable {
+        let bytes: [UInt8]
+        private let state = Mutex<(parsed: Parsed?, parseCount: Int)>((nil, 0))
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+        }
+
+        /// The parse result, parsing on first use; concurrent first readers wait for one parse.
+        var parsed: Parsed {
+            state.withLock { state in
+                if let parsed = state.parsed {
+                    return parsed
+                }
+                let parsed = Parsed(bytes: bytes)
+                state = (parsed, state.parseCount + 1)
+                return parsed
+            }
+        }
+
+        var isParsed: Bool {
+            state.withLock { $0.parsed != nil }
+        }
+
+        var parseCount: Int {
+            state.withLock { $0.parseCount }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TLS client connection, for the project's own clients of the protocols (tests,
+/// the daemon's client commands). Reads give up after `readTimeout`.
+final class TLSClient: @unchecked Sendable {
+    let stream: TLSStream
+
+    /// Connects and completes the handshake.
+    ///
+    /// - Parameters:
+    ///   - trustedCAsPEM: CAs the server's certificate must chain to (nil: accept any).
+    ///   - identity: a client certificate to present.
+    init(
+        host: String, port: Int, trustedCAsPEM: String? = TestCertificates.caPEM, identity: TLSIdentity? = nil,
+        readTimeout: Duration = .seconds(10)
+    ) throws {
+        let context = try TLSContext.client(trustedCAsPEM: trustedCAsPEM, identity: identity)
+        let socket = try Socket.connect(host: host, port: port)
+        Self.setReadTimeout(socket, readTimeout)
+        do {
+            stream = try TLSStream(connectedSocket: socket, context: context, serverName: host)
+        } catch {
+            Glibc.close(socket)
+            throw error
+        }
+        try stream.handshake()
+    }
+
+    /// Sends all of `bytes`.
+    func send(_ bytes: [UInt8]) throws {
+        try stream.write(bytes)
+    }
+
+    /// Reads until the server closes the connection (or the read timeout passes) and returns
+    /// everything it sent.
+    func readToEnd() throws -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
+            if count == 0 { return result }
+            result += chunk[0..<count]
+        }
+    }
+
+    /// Closes the write side (close_notify) and the connection.
+    func close() {
+        stream.close()
+    }
+
+    private static func setReadTimeout(_ socket: Int32, _ timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

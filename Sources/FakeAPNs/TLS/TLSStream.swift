@@ -1,0 +1,151 @@
+internal import CFakeAPNsShims
+internal import COpenSSL
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TLS connection over a blocking socket. Only the thread that owns it reads, writes and
+/// closes; any thread may `interrupt()` it, which wakes a blocked read or handshake.
+final class TLSStream: @unchecked Sendable {
+    let socket: Int32
+    private let ssl: OpaquePointer
+    private var closed = false
+
+    /// Wraps an accepted socket for the server side of a handshake.
+    init(acceptedSocket socket: Int32, context: TLSContext) throws {
+        guard let ssl = SSL_new(context.context) else {
+            throw TLSError.fromErrorQueue("creating a connection")
+        }
+        self.socket = socket
+        self.ssl = ssl
+        SSL_set_fd(ssl, socket)
+        SSL_set_accept_state(ssl)
+    }
+
+    /// Wraps a connected socket for the client side of a handshake.
+    init(connectedSocket socket: Int32, context: TLSContext, serverName: String?) throws {
+        guard let ssl = SSL_new(context.context) else {
+            throw TLSError.fromErrorQueue("creating a connection")
+        }
+        self.socket = socket
+        self.ssl = ssl
+        SSL_set_fd(ssl, socket)
+        SSL_set_connect_state(ssl)
+        if let serverName, !serverName.isEmpty, serverName.first?.isNumber == false, !serverName.contains(":") {
+            _ = fakeapns_ssl_set_host_name(ssl, serverName)
+            _ = SSL_set1_host(ssl, serverName)
+        }
+    }
+
+    deinit {
+        close()
+        SSL_free(ssl)
+    }
+
+    /// Runs the handshake to its end.
+    func handshake() throws {
+        TLSError.clearErrorQueue()
+        let result = SSL_do_handshake(ssl)
+        if result != 1 {
+            let reason = fakeapns_ssl_verify_error(ssl).map { String(cString: $0) } ?? ""
+            throw TLSError.fromErrorQueue("handshake", fallback: reason.isEmpty ? describe(SSL_get_error(ssl, result)) : reason)
+        }
+    }
+
+    /// Reads what is available, up to the buffer's size. Returns 0 at the end of the stream
+    /// (close_notify, or a peer closing without one).
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+        if result > 0 { return Int(result) }
+        let error = SSL_get_error(ssl, result)
+        if error == SSL_ERROR_ZERO_RETURN { return 0 }
+        if error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }
+        throw TLSError.fromErrorQueue("reading", fallback: describe(error))
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let result = SSL_write(ssl, bytes.baseAddress! + offset, Int32(clamping: bytes.count - offset))
+            if result <= 0 {
+                throw TLSError.fromErrorQueue("writing", fallback: describe(SSL_get_error(ssl, result)))
+            }
+            offset += Int(result)
+        }
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// The peer's certificate, verified (or the connection would not exist), as the project
+    /// records it; nil when the peer sent none.
+    func peerCertificate() -> ClientCertificateInfo? {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(certificate) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let subjectLength = buffer.withUnsafeMutableBufferPointer {
+            fakeapns_x509_subject_rfc2253(certificate, $0.baseAddress, Int32($0.count))
+        }
+        let subject = subjectLength > 0 ? Self.string(buffer, Int(subjectLength)) : ""
+        let uidLength = buffer.withUnsafeMutableBufferPointer {
+            fakeapns_x509_subject_uid(certificate, $0.baseAddress, Int32($0.count))
+        }
+        let topic = uidLength > 0 ? Self.string(buffer, Int(uidLength)) : nil
+        return ClientCertificateInfo(subject: subject, topic: topic)
+    }
+
+    /// The negotiated protocol version, e.g. "TLSv1.3".
+    var protocolVersion: String {
+        String(cString: SSL_get_version(ssl))
+    }
+
+    /// Wakes a blocked read, write or handshake from any thread; they then fail or end.
+    func interrupt() {
+        Glibc.shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    /// Sends close_notify, when the handshake finished and the socket is still open.
+    func sendCloseNotify() {
+        guard !closed, SSL_is_init_finished(ssl) == 1 else { return }
+        _ = SSL_shutdown(ssl)
+    }
+
+    /// Sends close_notify (when `notifyPeer`) and closes the socket.
+    func close(notifyPeer: Bool = true) {
+        guard !closed else { return }
+        if notifyPeer { sendCloseNotify() }
+        closed = true
+        Glibc.close(socket)
+    }
+
+    /// Closes the socket with a TCP reset instead of an orderly close, the way a crashed
+    /// peer looks.
+    func abort() {
+        guard !closed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        closed = true
+        Glibc.close(socket)
+    }
+
+    private static func string(_ buffer: [CChar], _ length: Int) -> String {
+        String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func describe(_ error: Int32) -> String {
+        switch error {
+        case SSL_ERROR_ZERO_RETURN: return "the peer closed the connection"
+        case SSL_ERROR_SYSCALL:
+            let code = errno
+            return code == 0 ? "the connection ended unexpectedly" : String(cString: strerror(code))
+        case SSL_ERROR_SSL: return "protocol error"
+        default: return "OpenSSL error \(error)"
+        }
+    }
+}

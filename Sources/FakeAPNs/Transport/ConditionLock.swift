@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mutex with a condition variable, for state that threads wait on with a deadline.
+/// The protected state lives in the owner; every access goes through `withLock`.
+final class ConditionLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Inside `withLock` only: waits for a broadcast or the deadline.
+    /// Returns false once the deadline has passed.
+    func wait(until deadline: Deadline) -> Bool {
+        if deadline.hasPassed { return false }
+        var target = deadline.time
+        return pthread_cond_timedwait(condition, mutex, &target) == 0 || !deadline.hasPassed
+    }
+
+    /// Inside `withLock` only: waits for a broadcast, with no deadline.
+    func wait() {
+        pthread_cond_wait(condition, mutex)
+    }
+
+    /// Wakes every waiter.
+    func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+}
+
+/// A point on the monotonic clock, for waits that must not follow wall-clock jumps.
+struct Deadline: Sendable {
+    let time: timespec
+
+    /// Now plus `duration` (negative durations are now).
+    static func after(_ duration: Duration) -> Deadline {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, attoseconds) = duration.components
+        let extraNanoseconds = max(0, attoseconds / 1_000_000_000)
+        var total = timespec(
+            tv_sec: now.tv_sec + Int(max(0, seconds)),
+            tv_nsec: now.tv_nsec + Int(seconds < 0 ? 0 : extraNanoseconds))
+        if total.tv_nsec >= 1_000_000_000 {
+            total.tv_sec += 1
+            total.tv_nsec -= 1_000_000_000
+        }
+        return Deadline(time: total)
+    }
+
+    var hasPassed: Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec > time.tv_sec || (now.tv_sec == time.tv_sec && now.tv_nsec >= time.tv_nsec)
+    }
+}

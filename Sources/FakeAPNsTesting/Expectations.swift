@@ -1,0 +1,136 @@
+public import FakeAPNs
+
+extension Mailbox {
+    /// Pops the next item, or records a failure (in XCTest or Swift Testing, whichever runs)
+    /// that says what arrived instead, and returns nil.
+    ///
+    /// ```swift
+    /// let notification = server.notifications.expectNext()               // XCTest
+    /// let notification = await server.notifications.expectNext()         // Swift Testing
+    /// ```
+    @discardableResult
+    public func expectNext(timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) -> Element? {
+        do {
+            return try pop(timeout: timeout)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return nil
+        }
+    }
+
+    /// Pops the next item, or records a failure that says what arrived instead, and returns nil.
+    @discardableResult
+    public func expectNext(timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) async -> Element? {
+        do {
+            return try await pop(timeout: timeout)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return nil
+        }
+    }
+
+    /// Pops the first item matching `predicate`, or records a failure and returns nil.
+    @discardableResult
+    public func expectNext(
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate", at site: CallSite = CallSite(),
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) -> Element? {
+        do {
+            return try pop(timeout: timeout, matching: description, where: predicate)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return nil
+        }
+    }
+
+    /// Pops the first item matching `predicate`, or records a failure and returns nil.
+    @discardableResult
+    public func expectNext(
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate", at site: CallSite = CallSite(),
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async -> Element? {
+        do {
+            return try await pop(timeout: timeout, matching: description, where: predicate)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return nil
+        }
+    }
+
+    /// Pops `count` items, or records a failure and returns what could be popped: nothing.
+    @discardableResult
+    public func expect(count: Int, timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) -> [Element] {
+        do {
+            return try pop(count: count, timeout: timeout)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return []
+        }
+    }
+
+    /// Pops `count` items, or records a failure and returns nothing.
+    @discardableResult
+    public func expect(count: Int, timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) async -> [Element] {
+        do {
+            return try await pop(count: count, timeout: timeout)
+        } catch {
+            recordFailure("\(error)", at: site)
+            return []
+        }
+    }
+
+    /// Records a failure listing what is queued unless the queue is empty now.
+    public func expectEmpty(at site: CallSite = CallSite()) {
+        let queued = snapshot()
+        guard !queued.isEmpty else { return }
+        let listed = queued.prefix(10).map { String(describing: $0) }.joined(separator: "; ")
+        recordFailure("Expected no \(Element.self) queued; \(queued.count) queued: \(listed)", at: site)
+    }
+}
+
+extension Payload {
+    /// Records a failure unless the payload is valid JSON equal to `expected` (key order
+    /// aside), naming the first difference.
+    ///
+    /// ```swift
+    /// notification.payload.expectJSON(["aps": ["alert": "Hello", "badge": 1], "orderID": 7])
+    /// ```
+    public func expectJSON(_ expected: JSONValue, at site: CallSite = CallSite()) {
+        guard let actual = json else {
+            recordFailure("Payload is not valid JSON (\(parseError.map { "\($0)" } ?? "unknown problem")): \(text ?? "<not UTF-8>")", at: site)
+            return
+        }
+        if let difference = JSONDifference.first(between: expected, and: actual, at: "$") {
+            recordFailure("Payload differs at \(difference): payload \(text ?? "")", at: site)
+        }
+    }
+}
+
+/// Finds the first place where two JSON values differ, for readable failure messages.
+enum JSONDifference {
+    static func first(between expected: JSONValue, and actual: JSONValue, at path: String) -> String? {
+        switch (expected, actual) {
+        case (.object(let expectedObject), .object(let actualObject)):
+            for (key, value) in expectedObject {
+                guard let other = actualObject[key] else { return "\(path).\(key): missing (expected \(value.serialized()))" }
+                if let difference = first(between: value, and: other, at: "\(path).\(key)") { return difference }
+            }
+            for (key, value) in actualObject where expectedObject[key] == nil {
+                return "\(path).\(key): unexpected \(value.serialized())"
+            }
+            return nil
+        case (.array(let expectedArray), .array(let actualArray)):
+            for (index, (left, right)) in zip(expectedArray, actualArray).enumerated() {
+                if let difference = first(between: left, and: right, at: "\(path)[\(index)]") { return difference }
+            }
+            if expectedArray.count != actualArray.count {
+                return "\(path): expected \(expectedArray.count) elements, found \(actualArray.count)"
+            }
+            return nil
+        case (.int(let left), .double(let right)) where Double(left) == right: return nil
+        case (.double(let left), .int(let right)) where left == Double(right): return nil
+        default:
+            return expected == actual ? nil : "\(path): expected \(expected.serialized()), found \(actual.serialized())"
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import FakeAPNs
+
+/// The daemon's command line, parsed by hand (no outside packages here): every option, its
+/// default, and the help text that lists them.
+struct Options {
+    var host = "127.0.0.1"
+    var gatewayPort = 2195
+    var certificateFile: String?
+    var keyFile: String?
+    var keyPassphrase: String?
+    var clientCertificates = ClientCertificatePolicy.Mode.off
+    var trustedCAFile: String?
+    var maximumPayloadSize = 2048
+    var showHelp = false
+    var showVersion = false
+
+    static let version = "0.1.0"
+
+    static let help = """
+        fake-apns: a fake Apple Push Notification service for tests.
+
+        Listens like APNs's binary gateway, accepts what a provider sends, and prints one JSON
+        object per accepted notification on standard output. The first line names every
+        listener with its bound port, so a script can start it with port 0 and read where it
+        listens.
+
+        Usage: fake-apns [serve] [options]
+
+        Options:
+          --host HOST                  Address to bind (default 127.0.0.1; ::1 for IPv6,
+                                       0.0.0.0 for every interface).
+          --gateway-port PORT          Binary gateway port (default 2195; 0 picks a free one).
+          --cert FILE                  Server certificate chain, PEM (default: the built-in
+                                       test identity, TestCerts/server.pem; clients trust
+                                       TestCerts/ca.pem).
+          --key FILE                   Server private key, PEM (with --cert).
+          --key-passphrase TEXT        Passphrase of an encrypted --key.
+          --client-certificates MODE   off (default), optional or required: ask clients for a
+                                       provider certificate.
+          --trusted-ca FILE            CA certificates, PEM, that client certificates must chain
+                                       to (default: the built-in test CA, TestCerts/ca.pem).
+          --max-payload-size BYTES     Largest payload accepted (default 2048, as Apple's).
+          --version                    Print the version and exit.
+          --help                       Print this help and exit.
+
+        Stops on SIGINT or SIGTERM, exiting 0. Usage errors exit 64.
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+        var options = Options()
+        var rest = arguments[...]
+        if rest.first == "serve" { rest = rest.dropFirst() }
+        while let argument = rest.popFirst() {
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(UsageError) -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = rest.popFirst() else { throw UsageError(description: "\(name) needs a value") }
+                return next
+            }
+            func port() throws(UsageError) -> Int {
+                let text = try value()
+                guard let number = Int(text), (0...65535).contains(number) else {
+                    throw UsageError(description: "\(name) takes a port from 0 to 65535, not '\(text)'")
+                }
+                return number
+            }
+            switch name {
+            case "--help", "-h": options.showHelp = true
+            case "--version": options.showVersion = true
+            case "--host": options.host = try value()
+            case "--gateway-port": options.gatewayPort = try port()
+            case "--cert": options.certificateFile = try value()
+            case "--key": options.keyFile = try value()
+            case "--key-passphrase": options.keyPassphrase = try value()
+            case "--trusted-ca": options.trustedCAFile = try value()
+            case "--client-certificates":
+                let text = try value()
+                guard let mode = ClientCertificatePolicy.Mode(rawValue: text) else {
+                    throw UsageError(description: "--client-certificates takes off, optional or required, not '\(text)'")
+                }
+                options.clientCertificates = mode
+            case "--max-payload-size":
+                let text = try value()
+                guard let size = Int(text), (1...65_535).contains(size) else {
+                    throw UsageError(description: "--max-payload-size takes a byte count from 1 to 65535, not '\(text)'")
+                }
+                options.maximumPayloadSize = size
+            default:
+                throw UsageError(description: "unknown option '\(argument)' (see fake-apns --help)")
+            }
+        }
+        if (options.certificateFile == nil) != (options.keyFile == nil) {
+            throw UsageError(description: options.certificateFile == nil ? "--key needs --cert" : "--cert needs --key")
+        }
+        return options
+    }
+}
