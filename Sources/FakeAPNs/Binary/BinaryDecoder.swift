@@ -13,7 +13,7 @@ struct BinaryDecoder: Sendable {
 
     /// A decoded notification: where its parts sit in the buffer given to `decode`.
     struct Frame {
-        let format: Notification.Format
+        let format: PushNotification.Format
         let identifier: UInt32
         let expiration: UInt32?
         let priority: UInt8
@@ -27,7 +27,7 @@ struct BinaryDecoder: Sendable {
     struct Failure: Error, Equatable {
         let status: BinaryStatus
         let identifier: UInt32
-        let format: Notification.Format?
+        let format: PushNotification.Format?
         /// A sentence for logs and the rejection record ("token length 101 is over 100 bytes").
         let reason: String
         /// The token and payload, when they were read before the problem was found.
@@ -65,7 +65,7 @@ struct BinaryDecoder: Sendable {
 
     /// What to say when the stream ends with `buffer` holding part of a command.
     func truncated(_ buffer: UnsafeRawBufferPointer) -> Failure {
-        let format: Notification.Format? = switch buffer.first {
+        let format: PushNotification.Format? = switch buffer.first {
         case 0: .simple
         case 1: .enhanced
         case 2: .frame
@@ -96,7 +96,7 @@ struct BinaryDecoder: Sendable {
 
     /// The shared tail of commands 0 and 1: token length, token, payload length, payload.
     private func decodeTokenAndPayload(
-        _ buffer: UnsafeRawBufferPointer, at start: Int, format: Notification.Format,
+        _ buffer: UnsafeRawBufferPointer, at start: Int, format: PushNotification.Format,
         identifier: UInt32, expiration: UInt32?
     ) -> Step {
         guard buffer.count >= start + 2 else { return .incomplete }
@@ -241,7 +241,7 @@ struct BinaryDecoder: Sendable {
 
     // MARK: - Shared checks
 
-    private func checkToken(length: Int, format: Notification.Format, identifier: UInt32) -> Failure? {
+    private func checkToken(length: Int, format: PushNotification.Format, identifier: UInt32) -> Failure? {
         if length == 0 {
             return Failure(
                 status: .missingDeviceToken, identifier: identifier, format: format,
@@ -255,7 +255,7 @@ struct BinaryDecoder: Sendable {
         return nil
     }
 
-    private func checkPayload(length: Int, format: Notification.Format, identifier: UInt32) -> Failure? {
+    private func checkPayload(length: Int, format: PushNotification.Format, identifier: UInt32) -> Failure? {
         if length == 0 {
             return Failure(
                 status: .missingPayload, identifier: identifier, format: format,

@@ -7,7 +7,7 @@ import Foundation
 struct GatewaySession {
     let connection: TLSListener.Connection
     let decoder: BinaryDecoder
-    let deliver: @Sendable ([Notification]) -> Void
+    let deliver: @Sendable ([PushNotification]) -> Void
     let refuse: @Sendable (BinaryDecoder.Failure, ConnectionInfo) -> Void
 
     /// Bytes asked of each read; TLS records carry at most 16 KiB, so this takes several.
@@ -45,14 +45,14 @@ struct GatewaySession {
     /// failure that stopped decoding, if any.
     private func decodeAll(_ bytes: UnsafeRawBufferPointer) -> (Int, BinaryDecoder.Failure?) {
         var offset = 0
-        var batch: [Notification] = []
+        var batch: [PushNotification] = []
         let now = Date()
         var failure: BinaryDecoder.Failure?
         decoding: while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             switch decoder.decode(rest) {
             case .frame(let frame):
-                batch.append(Notification(
+                batch.append(PushNotification(
                     deviceToken: DeviceToken(bytes: rest[frame.token]),
                     payload: Payload(bytes: Array(rest[frame.payload])),
                     identifier: frame.identifier,

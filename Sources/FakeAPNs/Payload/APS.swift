@@ -52,7 +52,7 @@ public struct APS: Sendable, Hashable {
         raw["sound"].flatMap(Sound.init)
     }
 
-    /// `thread-id`: groups notifications in Notification Center.
+    /// `thread-id`: groups notifications in PushNotification Center.
     public var threadID: String? {
         raw["thread-id"]?.stringValue
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A blocking queue of what the server received (``Notification``s) or refused, which a test
+/// A blocking queue of what the server received (``PushNotification``s) or refused, which a test
 /// pops with a timeout.
 ///
 /// ```swift

@@ -42,7 +42,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// The configuration the server was made with.
     public let configuration: Configuration
     /// Every notification accepted, in order of arrival, waiting to be popped.
-    public let notifications: Mailbox<Notification>
+    public let notifications: Mailbox<PushNotification>
 
     private let lock = ConditionLock()
     private var gateway: TLSListener?

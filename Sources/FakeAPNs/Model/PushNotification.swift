@@ -8,7 +8,7 @@ import Foundation
 /// XCTAssertEqual(notification.payload.aps.alert?.body, "Hello")
 /// XCTAssertEqual(notification.identifier, 42)
 /// ```
-public struct Notification: Sendable, CustomStringConvertible {
+public struct PushNotification: Sendable, CustomStringConvertible {
     /// The device the notification is for.
     public var deviceToken: DeviceToken
     /// The JSON payload: raw bytes, parsed on first use, with typed `aps` accessors.

@@ -1,6 +1,6 @@
 import Foundation
 
-extension Notification {
+extension PushNotification {
     /// The notification as one JSON object, the form the daemon logs and serves:
     ///
     /// ```json

@@ -1,0 +1,88 @@
+import Foundation
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tokens and payloads the tests share.
+enum Fixtures {
+    static let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
+    static let otherToken: DeviceToken = "0102030405060708091011121314151617181920212223242526272829303132"
+    static let alert = Array(#"{"aps":{"alert":"Hello","badge":3,"sound":"default"}}"#.utf8)
+
+    static func payload(_ number: Int) -> [UInt8] {
+        Array(#"{"aps":{"alert":"Message \#(number)"},"n":\#(number)}"#.utf8)
+    }
+}
+
+extension FakeAPNsServer {
+    /// A TLS client connected to this server's gateway.
+    func connectClient(identity: TLSIdentity? = nil, readTimeout: Duration = .seconds(10)) throws -> TLSClient {
+        try TLSClient(
+            host: configuration.host, port: gatewayPort, identity: identity, readTimeout: readTimeout)
+    }
+}
+
+extension TLSIdentity {
+    /// The provider certificate `TestCerts/client.pem` (topic com.example.app).
+    static let testClient = TLSIdentity(
+        certificateChainPEM: TestCertificates.clientCertificatePEM, privateKeyPEM: TestCertificates.clientKeyPEM)
+    static let expiredClient = TLSIdentity(
+        certificateChainPEM: TestCertificates.expiredClientCertificatePEM,
+        privateKeyPEM: TestCertificates.expiredClientKeyPEM)
+    static let untrustedClient = TLSIdentity(
+        certificateChainPEM: TestCertificates.untrustedClientCertificatePEM,
+        privateKeyPEM: TestCertificates.untrustedClientKeyPEM)
+}
+
+/// A plain TCP connection, for clients that never speak TLS properly.
+final class RawConnection {
+    let socket: Int32
+
+    init(port: Int, host: String = "127.0.0.1") throws {
+        socket = try Socket.connect(host: host, port: port)
+    }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Waits up to `timeout` for the server to close; true when it did.
+    func waitForClose(timeout: Duration) -> Bool {
+        let deadline = Deadline.after(timeout)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !deadline.hasPassed {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 50) > 0 else { continue }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { return true }
+        }
+        return false
+    }
+
+    deinit {
+        close(socket)
+    }
+}
+
+/// Threads of this process, from /proc: for tests that prove nothing is left behind.
+func currentThreadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+}
+
+/// Open descriptors of this process.
+func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Polls `condition` until it holds or `timeout` passes; for state that has no event to wait on.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    let deadline = Deadline.after(timeout)
+    while !deadline.hasPassed {
+        if condition() { return true }
+        var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+        nanosleep(&pause, nil)
+    }
+    return condition()
+}
