@@ -179,6 +179,9 @@ new_key "$CERTS/server.key"
 issue_cert "$CERTS/ca.pem" "$CERTS/ca.key" "$CERTS/server.key" "$CERTS/server.pem" \
     "/CN=localhost" "$WORK/server.ext" server_ext
 
+# The same key encrypted, for testing identities with a passphrase ("fake-apns").
+quiet openssl pkey -in "$CERTS/server.key" -aes256 -passout pass:fake-apns -out "$CERTS/server-encrypted.key"
+
 universal_ext com.example.app >"$WORK/client.ext"
 new_key "$CERTS/client.key"
 issue_cert "$CERTS/ca.pem" "$CERTS/ca.key" "$CERTS/client.key" "$CERTS/client.pem" \
@@ -260,6 +263,7 @@ All keys are EC P-256 in PKCS#8 PEM; all certificates are signed with ECDSA SHA-
 |---|---|---|---|
 | \`ca.pem\`, \`ca.key\` | Test CA; signs the server certificate and the client certificates meant to be accepted. **Clients that verify the server must trust \`ca.pem\`**; a server that checks client certificates trusts it too | \`CN=FakeAPNs Test CA, O=FakeAPNs\` | 100 years |
 | \`server.pem\`, \`server.key\` | Server certificate, signed by the test CA; serverAuth | \`CN=localhost\`; SAN \`DNS:localhost\`, \`IP:127.0.0.1\`, \`IP:::1\` | 100 years |
+| \`server-encrypted.key\` | \`server.key\` encrypted with AES-256, passphrase \`fake-apns\` | | |
 | \`client.pem\`, \`client.key\` | Universal provider certificate (sandbox and production markers), signed by the test CA; clientAuth | \`UID=com.example.app, CN=Apple Push Services: com.example.app, OU=ABCDE12345, O=Example Ltd, C=US\`; topics \`com.example.app\` (app), \`com.example.app.voip\` (voip), \`com.example.app.complication\` (complication) | 100 years |
 | \`client-sandbox.pem\`, \`client-sandbox.key\` | Old-style development (sandbox only) provider certificate, signed by the test CA; no topics extension | \`UID=com.example.sandbox, CN=Apple Development IOS Push Services: com.example.sandbox, OU=ABCDE12345, O=Example Ltd, C=US\` | 100 years |
 | \`client-expired.pem\`, \`client-expired.key\` | Universal provider certificate that has expired, signed by the test CA | \`UID=com.example.expired, CN=Apple Push Services: com.example.expired, OU=ABCDE12345, O=Example Ltd, C=US\`; topics \`com.example.expired\` (app), \`.voip\`, \`.complication\` | 2020-01-01 to 2021-01-01 (expired) |

@@ -9,22 +9,22 @@ extension Mailbox {
     /// let notification = await server.notifications.expectNext()         // Swift Testing
     /// ```
     @discardableResult
-    public func expectNext(timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) -> Element? {
+    public func expectNext(timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) -> Element? {
         do {
             return try pop(timeout: timeout)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return nil
         }
     }
 
     /// Pops the next item, or records a failure that says what arrived instead, and returns nil.
     @discardableResult
-    public func expectNext(timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) async -> Element? {
+    public func expectNext(timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) async -> Element? {
         do {
             return try await pop(timeout: timeout)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return nil
         }
     }
@@ -32,13 +32,13 @@ extension Mailbox {
     /// Pops the first item matching `predicate`, or records a failure and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate", at site: CallSite = CallSite(),
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate", fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) -> Element? {
         do {
             return try pop(timeout: timeout, matching: description, where: predicate)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return nil
         }
     }
@@ -46,45 +46,45 @@ extension Mailbox {
     /// Pops the first item matching `predicate`, or records a failure and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate", at site: CallSite = CallSite(),
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate", fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async -> Element? {
         do {
             return try await pop(timeout: timeout, matching: description, where: predicate)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return nil
         }
     }
 
     /// Pops `count` items, or records a failure and returns what could be popped: nothing.
     @discardableResult
-    public func expect(count: Int, timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) -> [Element] {
+    public func expect(count: Int, timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) -> [Element] {
         do {
             return try pop(count: count, timeout: timeout)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return []
         }
     }
 
     /// Pops `count` items, or records a failure and returns nothing.
     @discardableResult
-    public func expect(count: Int, timeout: Duration = defaultTimeout, at site: CallSite = CallSite()) async -> [Element] {
+    public func expect(count: Int, timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) async -> [Element] {
         do {
             return try await pop(count: count, timeout: timeout)
         } catch {
-            recordFailure("\(error)", at: site)
+            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return []
         }
     }
 
     /// Records a failure listing what is queued unless the queue is empty now.
-    public func expectEmpty(at site: CallSite = CallSite()) {
+    public func expectEmpty(fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) {
         let queued = snapshot()
         guard !queued.isEmpty else { return }
         let listed = queued.prefix(10).map { String(describing: $0) }.joined(separator: "; ")
-        recordFailure("Expected no \(Element.self) queued; \(queued.count) queued: \(listed)", at: site)
+        recordFailure("Expected no \(Element.self) queued; \(queued.count) queued: \(listed)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 }
 
@@ -95,13 +95,13 @@ extension Payload {
     /// ```swift
     /// notification.payload.expectJSON(["aps": ["alert": "Hello", "badge": 1], "orderID": 7])
     /// ```
-    public func expectJSON(_ expected: JSONValue, at site: CallSite = CallSite()) {
+    public func expectJSON(_ expected: JSONValue, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) {
         guard let actual = json else {
-            recordFailure("Payload is not valid JSON (\(parseError.map { "\($0)" } ?? "unknown problem")): \(text ?? "<not UTF-8>")", at: site)
+            recordFailure("Payload is not valid JSON (\(parseError.map { "\($0)" } ?? "unknown problem")): \(text ?? "<not UTF-8>")", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return
         }
         if let difference = JSONDifference.first(between: expected, and: actual, at: "$") {
-            recordFailure("Payload differs at \(difference): payload \(text ?? "")", at: site)
+            recordFailure("Payload differs at \(difference): payload \(text ?? "")", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
         }
     }
 }

@@ -1,18 +1,17 @@
 import Testing
 import XCTest
 
-/// Where a helper was called from, in the form both test frameworks need. Helpers take one
-/// as their last, defaulted parameter, so failures point at the test's own line.
+/// Where a helper was called from, in the form both test frameworks need. Helpers take
+/// `fileID`, `filePath`, `line` and `column` as defaulted parameters (literals only take the
+/// caller's position when they are the called function's own defaults) and build one.
 public struct CallSite: Sendable {
     let fileID: StaticString
     let filePath: StaticString
     let line: UInt
     let column: UInt
 
-    /// A call site; the defaults fill it in at the caller.
-    public init(
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
-    ) {
+    /// A call site.
+    public init(fileID: StaticString, filePath: StaticString, line: UInt, column: UInt) {
         self.fileID = fileID
         self.filePath = filePath
         self.line = line

@@ -17,15 +17,15 @@ public enum TestCertificates {
     /// certificates.
     public static let caPEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIIBnzCCAUWgAwIBAgIRAIY5JLHfuIX2+EbUV2YGlX4wCgYIKoZIzj0EAwIwLjEZ
+        MIIBoDCCAUWgAwIBAgIRAMkftzEOckhKlQtzZoCw4kowCgYIKoZIzj0EAwIwLjEZ
         MBcGA1UEAwwQRmFrZUFQTnMgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQTnMwIBcN
-        MjYxMTI5MTMwMDExWhgPMjEyNjExMDUxMzAwMTFaMC4xGTAXBgNVBAMMEEZha2VB
+        MjYxMTI5MTMwNDU0WhgPMjEyNjExMDUxMzA0NTRaMC4xGTAXBgNVBAMMEEZha2VB
         UE5zIFRlc3QgQ0ExETAPBgNVBAoMCEZha2VBUE5zMFkwEwYHKoZIzj0CAQYIKoZI
-        zj0DAQcDQgAEZu16EyUL5CoqaHQOP4kUw1Y+BBSyY8Lh9c0+nrmJrqTo3DGCbiZf
-        +i+qOCWFJ1irkZZs3CabSKOG2vYNOuHbQKNCMEAwDwYDVR0TAQH/BAUwAwEB/zAO
-        BgNVHQ8BAf8EBAMCAQYwHQYDVR0OBBYEFGu69dOAUEIS3pH7HXEvd7yLBBQvMAoG
-        CCqGSM49BAMCA0gAMEUCIQCTeDWKZqvo2qAPS/ub7iVy1Kmv955iBACrQsMzXbn6
-        HwIgBLrz+OzWf/roE8imv31gj3DGfhKPLeISrlM4h8a391k=
+        zj0DAQcDQgAEuV011NNBhv0EzUOwcItCUdKhrncFXEhbY6yNYqzlEfwnZuiaseNJ
+        YB/+Jav0pXpfge7TyuJGtgvi6XNkZj1H0KNCMEAwDwYDVR0TAQH/BAUwAwEB/zAO
+        BgNVHQ8BAf8EBAMCAQYwHQYDVR0OBBYEFHUvXiHejydnjg5o7M6ICfr5OX+qMAoG
+        CCqGSM49BAMCA0kAMEYCIQD/luEwwRrbCTFYJbxjPSSvplDRnu6fX5MS0V+ujbov
+        PgIhAP2md2dDpWf3SDDRrP86xq7GtxCFe7npnEqQOHJrR70F
         -----END CERTIFICATE-----
 
         """
@@ -36,17 +36,17 @@ public enum TestCertificates {
     /// extended key usage serverAuth. Pair it with `serverKeyPEM`.
     public static let serverCertificatePEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIIB6DCCAY6gAwIBAgIRAP91fNpjACzCUsQhXNSXnoAwCgYIKoZIzj0EAwIwLjEZ
+        MIIB6DCCAY6gAwIBAgIRAJ6YR+FOij2cIIbWKRhxCGQwCgYIKoZIzj0EAwIwLjEZ
         MBcGA1UEAwwQRmFrZUFQTnMgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQTnMwIBcN
-        MjYxMTI5MTMwMDExWhgPMjEyNjExMDUxMzAwMTFaMBQxEjAQBgNVBAMMCWxvY2Fs
-        aG9zdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABESSkR1t4wg/Pwz+wMo2lbip
-        woL/ddJSpGR5fmkkkB874Z/i//EvfHmgFlA0DA3gUeWIdQaPkmYTWuP0i5it1Iaj
+        MjYxMTI5MTMwNDU0WhgPMjEyNjExMDUxMzA0NTRaMBQxEjAQBgNVBAMMCWxvY2Fs
+        aG9zdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABNbH+tCYjblzcqgHbfJPH9lW
+        ZkdvSud7YtOwxDgXbfgzdFflNi/9uRmKoXIbLN3Bgs7CW5tnRE7tIDENcG27JVmj
         gaQwgaEwDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwEwYDVR0lBAwwCgYI
         KwYBBQUHAwEwLAYDVR0RBCUwI4IJbG9jYWxob3N0hwR/AAABhxAAAAAAAAAAAAAA
-        AAAAAAABMB0GA1UdDgQWBBQBciDGbsO6y9x87UqrhTxtwhz93DAfBgNVHSMEGDAW
-        gBRruvXTgFBCEt6R+x1xL3e8iwQULzAKBggqhkjOPQQDAgNIADBFAiBCHWZhkaJx
-        0GABclII8OFipEi5gLmLOGB9ciwR37HfQAIhANeUJpxDkEWSnXKe9q9ahJ29luMk
-        MKEoAmBseBa5ykab
+        AAAAAAABMB0GA1UdDgQWBBQXT35FJvEoizcdfG3O96fqG6jvGTAfBgNVHSMEGDAW
+        gBR1L14h3o8nZ44OaOzOiAn6+Tl/qjAKBggqhkjOPQQDAgNIADBFAiEAor47KU/8
+        Nnb8p+CqJzIr0dKGDjdZjsD5mCDdnaXt2DUCIDMB5oL39YqE1KP3SvsXqP7EJnS4
+        J02Xxy1aQmLCwg1w
         -----END CERTIFICATE-----
 
         """
@@ -54,9 +54,9 @@ public enum TestCertificates {
     /// The private key of `serverCertificatePEM` (`TestCerts/server.key`), PKCS#8 PEM.
     public static let serverKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmFtO/d+a+9+ymaXR
-        jaBmmByit7MZ/2kETCyFGtU3hXehRANCAAREkpEdbeMIPz8M/sDKNpW4qcKC/3XS
-        UqRkeX5pJJAfO+Gf4v/xL3x5oBZQNAwN4FHliHUGj5JmE1rj9IuYrdSG
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgOUs0IdMMPztvKUj7
+        osS9+k/a37D0juAdoNkjpJmXWVmhRANCAATWx/rQmI25c3KoB23yTx/ZVmZHb0rn
+        e2LTsMQ4F234M3RX5TYv/bkZiqFyGyzdwYLOwlubZ0RO7SAxDXBtuyVZ
         -----END PRIVATE KEY-----
 
         """
@@ -69,21 +69,21 @@ public enum TestCertificates {
     /// `com.example.app.complication` (complication). Pair it with `clientKeyPEM`.
     public static let clientCertificatePEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIICyjCCAnGgAwIBAgIRAJoDoSWZaFcWZlXvn3KW4uwwCgYIKoZIzj0EAwIwLjEZ
-        MBcGA1UEAwwQRmFrZUFQTnMgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQTnMwIBcN
-        MjYxMTI5MTMwMDEyWhgPMjEyNjExMDUxMzAwMTJaMIGIMR8wHQYKCZImiZPyLGQB
-        AQwPY29tLmV4YW1wbGUuYXBwMS0wKwYDVQQDDCRBcHBsZSBQdXNoIFNlcnZpY2Vz
-        OiBjb20uZXhhbXBsZS5hcHAxEzARBgNVBAsMCkFCQ0RFMTIzNDUxFDASBgNVBAoM
-        C0V4YW1wbGUgTHRkMQswCQYDVQQGEwJVUzBZMBMGByqGSM49AgEGCCqGSM49AwEH
-        A0IABISx/Y+1CbeZHo5WPqkp06qHjXjp1YtpVZ5CL+tMOA6ugytFSS2uNvKCBDiW
-        qUFlATDLUBVh+F/SZvlFv/Gqc4ijggERMIIBDTAMBgNVHRMBAf8EAjAAMA4GA1Ud
-        DwEB/wQEAwIHgDATBgNVHSUEDDAKBggrBgEFBQcDAjAdBgNVHQ4EFgQUiVIZJD/p
-        UZEiV883afBJzxUVGwMwHwYDVR0jBBgwFoAUa7r104BQQhLekfsdcS93vIsEFC8w
-        EAYKKoZIhvdjZAYDAQQCBQAwEAYKKoZIhvdjZAYDAgQCBQAwdAYKKoZIhvdjZAYD
-        BgRmMGQMD2NvbS5leGFtcGxlLmFwcDAFDANhcHAMFGNvbS5leGFtcGxlLmFwcC52
-        b2lwMAYMBHZvaXAMHGNvbS5leGFtcGxlLmFwcC5jb21wbGljYXRpb24wDgwMY29t
-        cGxpY2F0aW9uMAoGCCqGSM49BAMCA0cAMEQCICQVm4v9iQbbu+ag9ktz2fWzVKE3
-        73yMBqTIVF469ofyAiAo9eYoogNK4BRQqS1UOjTt1bZ4xmESJ5uzelrTqLM7AQ==
+        MIICyjCCAnCgAwIBAgIQdjRsqOgU6l5T8Go3SM9hnDAKBggqhkjOPQQDAjAuMRkw
+        FwYDVQQDDBBGYWtlQVBOcyBUZXN0IENBMREwDwYDVQQKDAhGYWtlQVBOczAgFw0y
+        NjExMjkxMzA0NTRaGA8yMTI2MTEwNTEzMDQ1NFowgYgxHzAdBgoJkiaJk/IsZAEB
+        DA9jb20uZXhhbXBsZS5hcHAxLTArBgNVBAMMJEFwcGxlIFB1c2ggU2VydmljZXM6
+        IGNvbS5leGFtcGxlLmFwcDETMBEGA1UECwwKQUJDREUxMjM0NTEUMBIGA1UECgwL
+        RXhhbXBsZSBMdGQxCzAJBgNVBAYTAlVTMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcD
+        QgAECIBWLHJb1iPGnCbHNRrv/VSmzVxD9VNVwrYNideN05DhmpOP7BGIvjNx/N30
+        5DCNUM2QQYlhR1lVKD/+3CGRk6OCAREwggENMAwGA1UdEwEB/wQCMAAwDgYDVR0P
+        AQH/BAQDAgeAMBMGA1UdJQQMMAoGCCsGAQUFBwMCMB0GA1UdDgQWBBQbK8p8BEty
+        7+YdSbGMzF1crLF/fTAfBgNVHSMEGDAWgBR1L14h3o8nZ44OaOzOiAn6+Tl/qjAQ
+        BgoqhkiG92NkBgMBBAIFADAQBgoqhkiG92NkBgMCBAIFADB0BgoqhkiG92NkBgMG
+        BGYwZAwPY29tLmV4YW1wbGUuYXBwMAUMA2FwcAwUY29tLmV4YW1wbGUuYXBwLnZv
+        aXAwBgwEdm9pcAwcY29tLmV4YW1wbGUuYXBwLmNvbXBsaWNhdGlvbjAODAxjb21w
+        bGljYXRpb24wCgYIKoZIzj0EAwIDSAAwRQIhAO54pzD9cIA8eR5R7nICd5L+TxTN
+        kXat00l8E71xx7UTAiB6VNPJtFLG9SWT+Fs3rDnwIgmQ7GxqdqFytL6DIA4a/A==
         -----END CERTIFICATE-----
 
         """
@@ -91,9 +91,9 @@ public enum TestCertificates {
     /// The private key of `clientCertificatePEM` (`TestCerts/client.key`), PKCS#8 PEM.
     public static let clientKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgnq8Sd2BZ5VUK88Hy
-        BlXMleYyntVsxEpxd6y9nrEklvqhRANCAASEsf2PtQm3mR6OVj6pKdOqh4146dWL
-        aVWeQi/rTDgOroMrRUktrjbyggQ4lqlBZQEwy1AVYfhf0mb5Rb/xqnOI
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+1amXx+728KQo0lE
+        9/YSNm0aSCWEy0hQdJNFxL7KtBuhRANCAAQIgFYsclvWI8acJsc1Gu/9VKbNXEP1
+        U1XCtg2J143TkOGak4/sEYi+M3H83fTkMI1QzZBBiWFHWVUoP/7cIZGT
         -----END PRIVATE KEY-----
 
         """
@@ -107,19 +107,19 @@ public enum TestCertificates {
     /// `com.example.sandbox` alone. Pair it with `sandboxClientKeyPEM`.
     public static let sandboxClientCertificatePEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIICWjCCAf+gAwIBAgIRAPy787PNFMGrTeWuX5nEkOYwCgYIKoZIzj0EAwIwLjEZ
+        MIICWDCCAf+gAwIBAgIRAL01nV8YSq2aVP1Jq1wAJTYwCgYIKoZIzj0EAwIwLjEZ
         MBcGA1UEAwwQRmFrZUFQTnMgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQTnMwIBcN
-        MjYxMTI5MTMwMDEyWhgPMjEyNjExMDUxMzAwMTJaMIGgMSMwIQYKCZImiZPyLGQB
+        MjYxMTI5MTMwNDU0WhgPMjEyNjExMDUxMzA0NTRaMIGgMSMwIQYKCZImiZPyLGQB
         AQwTY29tLmV4YW1wbGUuc2FuZGJveDFBMD8GA1UEAww4QXBwbGUgRGV2ZWxvcG1l
         bnQgSU9TIFB1c2ggU2VydmljZXM6IGNvbS5leGFtcGxlLnNhbmRib3gxEzARBgNV
         BAsMCkFCQ0RFMTIzNDUxFDASBgNVBAoMC0V4YW1wbGUgTHRkMQswCQYDVQQGEwJV
-        UzBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABPapGfG+GQAcjYiUWdQzk4kAFaMA
-        hOzmllz1pQpNnWqJUkYt8XGleyLJFMIeZr25qAW13XjPBza0C/NH4BtTGKqjgYgw
+        UzBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABKyWufTgesPc8vB2UUAs0hp3VJPR
+        mCbRxICDz4owouQD+tRv3ixMr7pCdKnEoKmpzphF8tGIbMJGjhatII5B41ujgYgw
         gYUwDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwEwYDVR0lBAwwCgYIKwYB
-        BQUHAwIwHQYDVR0OBBYEFGvYyEJXowz/pWYvyj3kaQ8VWLOcMB8GA1UdIwQYMBaA
-        FGu69dOAUEIS3pH7HXEvd7yLBBQvMBAGCiqGSIb3Y2QGAwEEAgUAMAoGCCqGSM49
-        BAMCA0kAMEYCIQDrwTFBF+80jwkrSmzRtROqL+wa5rC4Qt6s9dq6xwBAVgIhAICb
-        RUNKV2eK9Gn21C7pRPrKOT2Abwyh/DizyvX/W+pi
+        BQUHAwIwHQYDVR0OBBYEFOxNb86/uop/sYQAnRZ9o0M8EN6UMB8GA1UdIwQYMBaA
+        FHUvXiHejydnjg5o7M6ICfr5OX+qMBAGCiqGSIb3Y2QGAwEEAgUAMAoGCCqGSM49
+        BAMCA0cAMEQCICVyZhZFaTLVYJFrCtoyAJMwyzVnsX1M1oTBoPeVvaFEAiAvJA52
+        J15vhTwiyTaXTzpROhEvbfmv52sZXFQd5zbrdg==
         -----END CERTIFICATE-----
 
         """
@@ -128,9 +128,9 @@ public enum TestCertificates {
     /// PKCS#8 PEM.
     public static let sandboxClientKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgCOp7MIDBBCAHvSoL
-        S5W1vJWa44oCS6DjZmynlKdmZmKhRANCAAT2qRnxvhkAHI2IlFnUM5OJABWjAITs
-        5pZc9aUKTZ1qiVJGLfFxpXsiyRTCHma9uagFtd14zwc2tAvzR+AbUxiq
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQggMyiGg2v1ACl7Q6h
+        9+nnizjPoXlQI6OxnpDiPyLqQWGhRANCAASslrn04HrD3PLwdlFALNIad1ST0Zgm
+        0cSAg8+KMKLkA/rUb94sTK+6QnSpxKCpqc6YRfLRiGzCRo4WrSCOQeNb
         -----END PRIVATE KEY-----
 
         """
@@ -145,22 +145,22 @@ public enum TestCertificates {
     /// `expiredClientKeyPEM`.
     public static let expiredClientCertificatePEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIIC4jCCAoegAwIBAgIUTVSGHMghC6fnx7zwgt1MSGCgFC0wCgYIKoZIzj0EAwIw
+        MIIC4TCCAoegAwIBAgIUXTwQafr0/7VaA9da7Rd1K2cQO28wCgYIKoZIzj0EAwIw
         LjEZMBcGA1UEAwwQRmFrZUFQTnMgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQTnMw
         HhcNMjAwMTAxMDAwMDAwWhcNMjEwMTAxMDAwMDAwWjCBkDEjMCEGCgmSJomT8ixk
         AQEME2NvbS5leGFtcGxlLmV4cGlyZWQxMTAvBgNVBAMMKEFwcGxlIFB1c2ggU2Vy
         dmljZXM6IGNvbS5leGFtcGxlLmV4cGlyZWQxEzARBgNVBAsMCkFCQ0RFMTIzNDUx
         FDASBgNVBAoMC0V4YW1wbGUgTHRkMQswCQYDVQQGEwJVUzBZMBMGByqGSM49AgEG
-        CCqGSM49AwEHA0IABCX6AbEMsxZnNeKx9WBMlSQIoq9CKVX/WXG4PyVWHLwCEmTd
-        c+o99gyfE5BsfPzNIh+ZGv2bSZuyxtlmItjrnYejggEeMIIBGjAMBgNVHRMBAf8E
+        CCqGSM49AwEHA0IABNjbiKHo9nRYdhMIdp6pgZ/zbUWLUYfdDOuZIA/zMkSaV/sm
+        lUvOC0Dq2AgCuNtvigC5P02R/K9W3ixM3IO7OhijggEeMIIBGjAMBgNVHRMBAf8E
         AjAAMA4GA1UdDwEB/wQEAwIHgDATBgNVHSUEDDAKBggrBgEFBQcDAjAdBgNVHQ4E
-        FgQUWCLUEgsrqebxDKLJY9NaFvQT65kwHwYDVR0jBBgwFoAUa7r104BQQhLekfsd
-        cS93vIsEFC8wEAYKKoZIhvdjZAYDAQQCBQAwEAYKKoZIhvdjZAYDAgQCBQAwgYAG
+        FgQUIaVGLTW/KLXtzPkpGv9AM3yd2MIwHwYDVR0jBBgwFoAUdS9eId6PJ2eODmjs
+        zogJ+vk5f6owEAYKKoZIhvdjZAYDAQQCBQAwEAYKKoZIhvdjZAYDAgQCBQAwgYAG
         CiqGSIb3Y2QGAwYEcjBwDBNjb20uZXhhbXBsZS5leHBpcmVkMAUMA2FwcAwYY29t
         LmV4YW1wbGUuZXhwaXJlZC52b2lwMAYMBHZvaXAMIGNvbS5leGFtcGxlLmV4cGly
-        ZWQuY29tcGxpY2F0aW9uMA4MDGNvbXBsaWNhdGlvbjAKBggqhkjOPQQDAgNJADBG
-        AiEAwp6d/NiiMmOajLnSLANPM9gbLOzBgDMb7OUoHntBnMMCIQDhlXseCgYfiJ6b
-        3U1fSwNV75ffmfSaqGgGzNpGeuat2A==
+        ZWQuY29tcGxpY2F0aW9uMA4MDGNvbXBsaWNhdGlvbjAKBggqhkjOPQQDAgNIADBF
+        AiEAmDAvAIRcZW75PmiV0Vq0l+dXZFBUR6UJSBfANHAv7vMCICA+cEusj9XpWfu8
+        w62Mmg24tu4G3uHoiwlgRk/e37Ow
         -----END CERTIFICATE-----
 
         """
@@ -169,9 +169,9 @@ public enum TestCertificates {
     /// PKCS#8 PEM.
     public static let expiredClientKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgFreXBd9EIOOR1mHA
-        fpbotPAPLuQ9Rjm3TECF/tLcQCehRANCAAQl+gGxDLMWZzXisfVgTJUkCKKvQilV
-        /1lxuD8lVhy8AhJk3XPqPfYMnxOQbHz8zSIfmRr9m0mbssbZZiLY652H
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgLrhbYfrWn4KceniO
+        jB8m0Mr+OQfTWEDDmn1QSRJ3tgehRANCAATY24ih6PZ0WHYTCHaeqYGf821Fi1GH
+        3QzrmSAP8zJEmlf7JpVLzgtA6tgIArjbb4oAuT9NkfyvVt4sTNyDuzoY
         -----END PRIVATE KEY-----
 
         """
@@ -182,16 +182,16 @@ public enum TestCertificates {
     /// It signed `untrustedClientCertificatePEM`; its private key was discarded.
     public static let untrustedCAPEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIIBsjCCAVigAwIBAgIQb4iGI8wOuXVxSTUzEcVwTjAKBggqhkjOPQQDAjA4MSMw
-        IQYDVQQDDBpGYWtlQVBOcyBVbnRydXN0ZWQgVGVzdCBDQTERMA8GA1UECgwIRmFr
-        ZUFQTnMwIBcNMjYxMTI5MTMwMDEyWhgPMjEyNjExMDUxMzAwMTJaMDgxIzAhBgNV
-        BAMMGkZha2VBUE5zIFVudHJ1c3RlZCBUZXN0IENBMREwDwYDVQQKDAhGYWtlQVBO
-        czBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABM/XzuXPY4OGBgESXoeAhAQdvylZ
-        jBkUo6tBbFkj/N38etnyubs9Hl/ML3DQRCqOhsCafp8+iKZy5g3Vaazby4SjQjBA
-        MA8GA1UdEwEB/wQFMAMBAf8wDgYDVR0PAQH/BAQDAgEGMB0GA1UdDgQWBBSscr1a
-        x+DwDcxRxXdw/vYn3GJ0yjAKBggqhkjOPQQDAgNIADBFAiEAhSfp1Uy4AyUGSMGx
-        EEiuCfoKy06lUBcdd7DngLrzfg8CIAkUVGh6YzNaX4/hQFtKz0XImXR3Ywgb+V0W
-        iIZCGoEq
+        MIIBsjCCAVmgAwIBAgIRAIYVZ9KKBZeqI1yeGndpPZIwCgYIKoZIzj0EAwIwODEj
+        MCEGA1UEAwwaRmFrZUFQTnMgVW50cnVzdGVkIFRlc3QgQ0ExETAPBgNVBAoMCEZh
+        a2VBUE5zMCAXDTI2MTEyOTEzMDQ1NFoYDzIxMjYxMTA1MTMwNDU0WjA4MSMwIQYD
+        VQQDDBpGYWtlQVBOcyBVbnRydXN0ZWQgVGVzdCBDQTERMA8GA1UECgwIRmFrZUFQ
+        TnMwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAARczZ0blBAJhCISoZrkH8kTiepw
+        qKuH83Pw3eJ24r03mRlP/oC5nSaJ8jFlKny9yQo2Rq+A+oGAIkzApj7FixOXo0Iw
+        QDAPBgNVHRMBAf8EBTADAQH/MA4GA1UdDwEB/wQEAwIBBjAdBgNVHQ4EFgQUC+qi
+        XUpvVgWkcFiGzSbYxsw9yYQwCgYIKoZIzj0EAwIDRwAwRAIgI6ZpB9SrFYkP0ncK
+        diCiZOvdMjLktsqVsSjnZz7k3/8CIAWci/H8hasUkAojPmqAFLXy5q7tok/HMtXA
+        Mivz9Cyu
         -----END CERTIFICATE-----
 
         """
@@ -206,22 +206,22 @@ public enum TestCertificates {
     /// Pair it with `untrustedClientKeyPEM`.
     public static let untrustedClientCertificatePEM: String = """
         -----BEGIN CERTIFICATE-----
-        MIIC8zCCApqgAwIBAgIRAItl6X+OBfJaJdf/4ga4U00wCgYIKoZIzj0EAwIwODEj
-        MCEGA1UEAwwaRmFrZUFQTnMgVW50cnVzdGVkIFRlc3QgQ0ExETAPBgNVBAoMCEZh
-        a2VBUE5zMCAXDTI2MTEyOTEzMDAxMloYDzIxMjYxMTA1MTMwMDEyWjCBlDElMCMG
-        CgmSJomT8ixkAQEMFWNvbS5leGFtcGxlLnVudHJ1c3RlZDEzMDEGA1UEAwwqQXBw
-        bGUgUHVzaCBTZXJ2aWNlczogY29tLmV4YW1wbGUudW50cnVzdGVkMRMwEQYDVQQL
-        DApBQkNERTEyMzQ1MRQwEgYDVQQKDAtFeGFtcGxlIEx0ZDELMAkGA1UEBhMCVVMw
-        WTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAAS3lne+Remb016NquJmF9fgkTfNHpIk
-        hxHm6Aekd3yPWQzSxu3Hztoledkk/pokCbboMc7tqZ4oBYSI+g5KrrMuo4IBJDCC
-        ASAwDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCB4AwEwYDVR0lBAwwCgYIKwYB
-        BQUHAwIwHQYDVR0OBBYEFDhGrG94fY9JwhQVSD2J1nokeJgYMB8GA1UdIwQYMBaA
-        FKxyvVrH4PANzFHFd3D+9ifcYnTKMBAGCiqGSIb3Y2QGAwEEAgUAMBAGCiqGSIb3
-        Y2QGAwIEAgUAMIGGBgoqhkiG92NkBgMGBHgwdgwVY29tLmV4YW1wbGUudW50cnVz
-        dGVkMAUMA2FwcAwaY29tLmV4YW1wbGUudW50cnVzdGVkLnZvaXAwBgwEdm9pcAwi
-        Y29tLmV4YW1wbGUudW50cnVzdGVkLmNvbXBsaWNhdGlvbjAODAxjb21wbGljYXRp
-        b24wCgYIKoZIzj0EAwIDRwAwRAIgVy3U6hDxwW5QYzEFsA3EE60nBbszFXoGC5bu
-        VQMc4bECIBj5JXxn4Cdfe7M19c6MZlRRKT71DuV1jYTqCRnfxrDV
+        MIIC8zCCApmgAwIBAgIQdhnwREhkWB3jyVgvRNFqFTAKBggqhkjOPQQDAjA4MSMw
+        IQYDVQQDDBpGYWtlQVBOcyBVbnRydXN0ZWQgVGVzdCBDQTERMA8GA1UECgwIRmFr
+        ZUFQTnMwIBcNMjYxMTI5MTMwNDU0WhgPMjEyNjExMDUxMzA0NTRaMIGUMSUwIwYK
+        CZImiZPyLGQBAQwVY29tLmV4YW1wbGUudW50cnVzdGVkMTMwMQYDVQQDDCpBcHBs
+        ZSBQdXNoIFNlcnZpY2VzOiBjb20uZXhhbXBsZS51bnRydXN0ZWQxEzARBgNVBAsM
+        CkFCQ0RFMTIzNDUxFDASBgNVBAoMC0V4YW1wbGUgTHRkMQswCQYDVQQGEwJVUzBZ
+        MBMGByqGSM49AgEGCCqGSM49AwEHA0IABBovIL3mPXMyXFM8Uhd9hYWNf2lPdVso
+        8hzOg64udpn99TRYVxiAvVWe30Ebzixg3Hv8I9hHO9nlEMsVVrFURQ+jggEkMIIB
+        IDAMBgNVHRMBAf8EAjAAMA4GA1UdDwEB/wQEAwIHgDATBgNVHSUEDDAKBggrBgEF
+        BQcDAjAdBgNVHQ4EFgQUnlkpeDD0PQFGVeTVLqbCfARbPNgwHwYDVR0jBBgwFoAU
+        C+qiXUpvVgWkcFiGzSbYxsw9yYQwEAYKKoZIhvdjZAYDAQQCBQAwEAYKKoZIhvdj
+        ZAYDAgQCBQAwgYYGCiqGSIb3Y2QGAwYEeDB2DBVjb20uZXhhbXBsZS51bnRydXN0
+        ZWQwBQwDYXBwDBpjb20uZXhhbXBsZS51bnRydXN0ZWQudm9pcDAGDAR2b2lwDCJj
+        b20uZXhhbXBsZS51bnRydXN0ZWQuY29tcGxpY2F0aW9uMA4MDGNvbXBsaWNhdGlv
+        bjAKBggqhkjOPQQDAgNIADBFAiAuEhBSNhRQz7ae54THRi7GTuOv2kiCxToAEkia
+        70SjhQIhAMZEMumMe0hQmY+Jlzp7UGISyrVo59UtW/y63ooWKIcI
         -----END CERTIFICATE-----
 
         """
@@ -230,9 +230,9 @@ public enum TestCertificates {
     /// PKCS#8 PEM.
     public static let untrustedClientKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgLfTQgSqISsxwS37b
-        jkvQWPy2CwSCGotdVTui7AIRO2ehRANCAAS3lne+Remb016NquJmF9fgkTfNHpIk
-        hxHm6Aekd3yPWQzSxu3Hztoledkk/pokCbboMc7tqZ4oBYSI+g5KrrMu
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgBNNsmub46ILyL13D
+        JJgQAdZ2LD1F6nL0PUCdS1DDipChRANCAAQaLyC95j1zMlxTPFIXfYWFjX9pT3Vb
+        KPIczoOuLnaZ/fU0WFcYgL1Vnt9BG84sYNx7/CPYRzvZ5RDLFVaxVEUP
         -----END PRIVATE KEY-----
 
         """
@@ -243,9 +243,9 @@ public enum TestCertificates {
     /// Tokens signed with it carry the key id `jwtKeyID` and the team id `jwtTeamID`.
     public static let jwtSigningKeyPEM: String = """
         -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgCLrfQSsjvHu46NvE
-        AwgTzWXoctRspIwFP77/FWOx6GqhRANCAAQ4feQEVcZV5o+jcfd3VmQkYHFmPj7v
-        xtZ2CV34uTaouy5Q5sV6nh/HJUPUx03mrBURzxKBzTfeiCZslUjoXFCo
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgROsxPaj5ebKHZtau
+        +uUJCxiKTGX/bKiIW//FXHBMvwWhRANCAAS4Ll6VR1JpyVyEwNOd4MA6hjiKaHGJ
+        dIREmXVWofFcfqka8GOcZZiCHRQnidZcIm99H7+tOq3rkeMvga+GmCY8
         -----END PRIVATE KEY-----
 
         """
@@ -254,8 +254,8 @@ public enum TestCertificates {
     /// SubjectPublicKeyInfo PEM, with which the server verifies tokens.
     public static let jwtPublicKeyPEM: String = """
         -----BEGIN PUBLIC KEY-----
-        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEOH3kBFXGVeaPo3H3d1ZkJGBxZj4+
-        78bWdgld+Lk2qLsuUObFep4fxyVD1MdN5qwVEc8Sgc033ogmbJVI6FxQqA==
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEuC5elUdSaclchMDTneDAOoY4imhx
+        iXSERJl1VqHxXH6pGvBjnGWYgh0UJ4nWXCJvfR+/rTqt65HjL4GvhpgmPA==
         -----END PUBLIC KEY-----
 
         """

@@ -59,6 +59,11 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// Whether the queue is empty.
     public var isEmpty: Bool { count == 0 }
 
+    /// How many pops are waiting now, blocking or async.
+    public var waitingCount: Int {
+        lock.withLock { syncWaiters + asyncWaiters.count }
+    }
+
     /// How many items arrived since the server was created, popped or not.
     public var totalArrived: Int {
         lock.withLock { arrivedTotal }
