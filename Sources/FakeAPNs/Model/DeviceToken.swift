@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A device token: the opaque bytes APNs uses to address one app on one device.
 ///

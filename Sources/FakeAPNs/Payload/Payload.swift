@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A notification's payload: the raw bytes as they arrived, and lazily their JSON meaning.

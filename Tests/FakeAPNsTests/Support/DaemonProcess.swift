@@ -1,0 +1,76 @@
+import Foundation
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `fake-apns` executable, run as a child process, with its output lines in a queue.
+final class DaemonProcess: @unchecked Sendable {
+    let process = Process()
+    /// Standard output, a line at a time.
+    let lines = Mailbox<String>(noun: "output line")
+    /// Standard error, whole.
+    private let errorPipe = Pipe()
+    private let outputPipe = Pipe()
+    private var reader: Thread?
+
+    /// The executable beside the test bundle (`swift build` puts every product in one folder).
+    static var executable: URL {
+        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
+    }
+
+    init(arguments: [String]) throws {
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        process.standardOutput = outputPipe
+        process.standardError = errorPipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let handle = outputPipe.fileHandleForReading
+        let lines = self.lines
+        reader = Thread {
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+        }
+        reader?.start()
+    }
+
+    /// The next output line parsed as JSON.
+    func nextJSON(timeout: Duration = .seconds(10)) throws -> JSONValue {
+        try JSONValue(parsing: lines.pop(timeout: timeout))
+    }
+
+    /// Sends `signal` and waits up to `timeout` for the process to exit; its status, or nil.
+    func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(5)) -> Int32? {
+        kill(process.processIdentifier, signal)
+        return waitForExit(timeout: timeout)
+    }
+
+    /// Waits up to `timeout` for the process to exit; its status, or nil if it is still running.
+    func waitForExit(timeout: Duration) -> Int32? {
+        guard eventually(timeout: timeout, { !process.isRunning }) else { return nil }
+        return process.terminationStatus
+    }
+
+    /// Everything the process wrote to standard error (after it exited).
+    var standardError: String {
+        String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
