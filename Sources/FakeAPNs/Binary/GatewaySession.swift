@@ -1,17 +1,41 @@
 import Foundation
 
+/// What every gateway connection of one server shares: the decoder's limits, the policy, and
+/// the queues.
+struct GatewayContext: Sendable {
+    let decoder: BinaryDecoder
+    let policy: Policy
+    let notifications: Mailbox<PushNotification>
+    let rejections: Mailbox<Rejection>
+}
+
 /// One connection to the binary gateway: reads, decodes every complete notification in what
-/// arrived, hands them over in one batch per read, and on the first malformed one answers as
-/// Apple did: the 6-byte error response (none for command 0), then the connection closes and
-/// whatever followed on it is dropped.
+/// arrived, and hands the accepted ones over in one batch per read. On the first refused one it
+/// answers as Apple did: the 6-byte error response (none for command 0), then the connection
+/// closes and whatever followed on it is dropped.
 struct GatewaySession {
     let connection: TLSListener.Connection
-    let decoder: BinaryDecoder
-    let deliver: @Sendable ([PushNotification]) -> Void
-    let refuse: @Sendable (BinaryDecoder.Failure, ConnectionInfo) -> Void
+    let context: GatewayContext
 
     /// Bytes asked of each read; TLS records carry at most 16 KiB, so this takes several.
     private static let readSize = 64 * 1024
+
+    /// How a connection ends after a refusal.
+    private struct Ending {
+        let response: BinaryErrorResponse?
+    }
+
+    /// The identifier of the last notification accepted here, for status 10 (shutdown).
+    private final class State {
+        var lastAcceptedIdentifier: UInt32 = 0
+    }
+
+    private let state = State()
+
+    init(connection: TLSListener.Connection, context: GatewayContext) {
+        self.connection = connection
+        self.context = context
+    }
 
     func run() {
         var buffer = ReadBuffer(capacity: Self.readSize * 2)
@@ -26,57 +50,117 @@ struct GatewaySession {
             }
             if count == 0 {
                 if buffer.count > 0 && !connection.listener.isStopping {
-                    let failure = buffer.withReadable { decoder.truncated($0) }
-                    reject(failure)
+                    let failure = buffer.withReadable { context.decoder.truncated($0) }
+                    end(with: refuse(failure))
                 }
                 return
             }
             buffer.commit(count)
-            let (consumed, failure) = buffer.withReadable { decodeAll($0) }
+            let (consumed, ending) = buffer.withReadable { decodeAll($0) }
             buffer.consume(consumed)
-            if let failure {
-                reject(failure)
+            if let ending {
+                end(with: ending)
                 return
             }
         }
     }
 
-    /// Decodes every complete notification in `bytes`; returns the bytes used and the
-    /// failure that stopped decoding, if any.
-    private func decodeAll(_ bytes: UnsafeRawBufferPointer) -> (Int, BinaryDecoder.Failure?) {
+    /// Decodes and judges every complete notification in `bytes`; returns the bytes used and,
+    /// when a notification was refused in a way that ends the connection, how it ends.
+    private func decodeAll(_ bytes: UnsafeRawBufferPointer) -> (Int, Ending?) {
         var offset = 0
         var batch: [PushNotification] = []
         let now = Date()
-        var failure: BinaryDecoder.Failure?
-        decoding: while offset < bytes.count {
+        let judging = context.policy.isActive
+        defer { context.notifications.append(contentsOf: batch) }
+        while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            switch decoder.decode(rest) {
+            switch context.decoder.decode(rest) {
             case .frame(let frame):
-                batch.append(PushNotification(
+                let notification = PushNotification(
                     deviceToken: DeviceToken(bytes: rest[frame.token]),
-                    payload: Payload(bytes: Array(rest[frame.payload])),
+                    payload: Payload(bytes: rest[frame.payload]),
                     identifier: frame.identifier,
                     expiration: frame.expiration,
                     priority: Priority(rawValue: Int(frame.priority)),
                     format: frame.format,
                     connection: connection.info,
-                    receivedAt: now))
+                    receivedAt: now)
                 offset += frame.length
+                if judging, let ending = judge(notification, batch: &batch) {
+                    return (offset, ending)
+                }
+                if !judging {
+                    batch.append(notification)
+                    state.lastAcceptedIdentifier = notification.identifier
+                }
             case .incomplete:
-                break decoding
-            case .failure(let found):
-                failure = found
-                break decoding
+                return (offset, nil)
+            case .failure(let failure):
+                context.notifications.append(contentsOf: batch)
+                batch.removeAll()
+                return (offset, refuse(failure))
             }
         }
-        deliver(batch)
-        return (offset, failure)
+        return (offset, nil)
     }
 
-    private func reject(_ failure: BinaryDecoder.Failure) {
-        refuse(failure, connection.info)
-        if failure.sendsResponse {
-            let response = BinaryErrorResponse(status: failure.status, identifier: failure.identifier)
+    /// Applies the policy to one notification: appends it to `batch` when accepted; records a
+    /// refusal; returns how the connection ends when it must.
+    private func judge(_ notification: PushNotification, batch: inout [PushNotification]) -> Ending? {
+        let topic = connection.info.clientCertificate?.topic
+        let decision = context.policy.decide(token: notification.deviceToken, topic: topic) { duration in
+            // Whatever arrived before the delay is delivered before it.
+            context.notifications.append(contentsOf: batch)
+            batch.removeAll()
+            return connection.listener.pause(duration)
+        }
+        switch decision {
+        case .accept:
+            batch.append(notification)
+            state.lastAcceptedIdentifier = notification.identifier
+            return nil
+        case .drop(let reason, let detail):
+            record(notification, status: .noErrors, reason: reason, detail: detail, cause: .registry, response: nil, closed: false)
+            return nil
+        case .close(let detail):
+            context.notifications.append(contentsOf: batch)
+            batch.removeAll()
+            record(notification, status: .noErrors, reason: "Connection closed", detail: detail, cause: .fault, response: nil, closed: true)
+            return Ending(response: nil)
+        case .reject(let status, let detail, let cause):
+            context.notifications.append(contentsOf: batch)
+            batch.removeAll()
+            let identifier = status == .shutdown ? state.lastAcceptedIdentifier : notification.identifier
+            let response = notification.format == .simple ? nil : BinaryErrorResponse(status: status, identifier: identifier)
+            record(notification, status: status, reason: nil, detail: detail, cause: cause, response: response, closed: true)
+            return Ending(response: response)
+        }
+    }
+
+    private func record(
+        _ notification: PushNotification, status: BinaryStatus, reason: String?, detail: String, cause: Rejection.Cause,
+        response: BinaryErrorResponse?, closed: Bool
+    ) {
+        context.rejections.append(Rejection(
+            status: status, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
+            connectionClosed: closed, identifier: response?.identifier ?? notification.identifier,
+            deviceToken: notification.deviceToken, payload: notification.payload, format: notification.format,
+            connection: connection.info, receivedAt: notification.receivedAt))
+    }
+
+    /// Records a malformed notification and says how the connection ends.
+    private func refuse(_ failure: BinaryDecoder.Failure) -> Ending {
+        let response = failure.sendsResponse ? BinaryErrorResponse(status: failure.status, identifier: failure.identifier) : nil
+        context.rejections.append(Rejection(
+            status: failure.status, detail: failure.reason, cause: .malformed, responseSent: response != nil,
+            connectionClosed: true, identifier: failure.identifier, deviceToken: failure.token.map { DeviceToken(bytes: $0) },
+            payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info))
+        return Ending(response: response)
+    }
+
+    private func end(with ending: Ending) {
+        if let response = ending.response {
             try? connection.stream.write(response.bytes)
         }
     }

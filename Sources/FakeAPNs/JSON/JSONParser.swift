@@ -92,6 +92,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 struct JSONParser {
     private let input: UnsafeBufferPointer<UInt8>
     private var position = 0
+    /// Assembles strings that contain escapes; reused for every such string in one parse.
     private var scratch: [UInt8] = []
 
     private init(_ input: UnsafeBufferPointer<UInt8>) {
@@ -106,11 +107,26 @@ struct JSONParser {
 
     /// An array or object whose members are still being read.
     private struct OpenContainer {
+        /// Room reserved up front: enough for most payload containers without regrowing.
+        private static let initialCapacity = 8
+
         let isObject: Bool
         var elements: [JSONValue] = []
-        var members: [JSONObject.Element] = []
+        var members: [JSONObject.Member] = []
         /// The key of the object member whose value is being read.
         var pendingKey = ""
+
+        static func array() -> OpenContainer {
+            var container = OpenContainer(isObject: false)
+            container.elements.reserveCapacity(initialCapacity)
+            return container
+        }
+
+        static func object(firstKey: String) -> OpenContainer {
+            var container = OpenContainer(isObject: true, pendingKey: firstKey)
+            container.members.reserveCapacity(initialCapacity)
+            return container
+        }
     }
 
     private mutating func parseText() throws(JSONParseError) -> JSONValue {
@@ -144,7 +160,7 @@ struct JSONParser {
                     position += 1
                     value = .array([])
                 } else {
-                    open.append(OpenContainer(isObject: false))
+                    open.append(.array())
                     continue readingValues
                 }
             case UInt8(ascii: "{"):
@@ -157,9 +173,7 @@ struct JSONParser {
                     position += 1
                     value = .object(JSONObject())
                 } else {
-                    var container = OpenContainer(isObject: true)
-                    container.pendingKey = try parseMemberKey()
-                    open.append(container)
+                    open.append(.object(firstKey: try parseMemberKey()))
                     continue readingValues
                 }
             case UInt8(ascii: "\""):
@@ -182,42 +196,34 @@ struct JSONParser {
             // Hand the finished value to its container; close every container that ends here.
             while !open.isEmpty {
                 let top = open.count - 1
-                skipWhitespace()
-                if open[top].isObject {
-                    open[top].members.append((key: open[top].pendingKey, value: value))
-                    switch peek() {
-                    case UInt8(ascii: ","):
-                        let comma = position
-                        position += 1
-                        skipWhitespace()
-                        if peek() == UInt8(ascii: "}") {
-                            throw JSONParseError("trailing comma in object", at: comma)
-                        }
-                        open[top].pendingKey = try parseMemberKey()
-                        continue readingValues
-                    case UInt8(ascii: "}"):
-                        position += 1
-                        value = .object(JSONObject(members: open.removeLast().members))
-                    default:
-                        throw failure("expected ',' or '}' after object member")
-                    }
+                let isObject = open[top].isObject
+                if isObject {
+                    open[top].members.append(JSONObject.Member(key: open[top].pendingKey, value: value))
                 } else {
                     open[top].elements.append(value)
-                    switch peek() {
-                    case UInt8(ascii: ","):
-                        let comma = position
-                        position += 1
-                        skipWhitespace()
-                        if peek() == UInt8(ascii: "]") {
-                            throw JSONParseError("trailing comma in array", at: comma)
-                        }
-                        continue readingValues
-                    case UInt8(ascii: "]"):
-                        position += 1
-                        value = .array(open.removeLast().elements)
-                    default:
-                        throw failure("expected ',' or ']' after array element")
+                }
+                skipWhitespace()
+                let closing = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                switch peek() {
+                case UInt8(ascii: ","):
+                    let comma = position
+                    position += 1
+                    skipWhitespace()
+                    if peek() == closing {
+                        throw JSONParseError("trailing comma in \(isObject ? "object" : "array")", at: comma)
                     }
+                    if isObject {
+                        open[top].pendingKey = try parseMemberKey()
+                    }
+                    continue readingValues
+                case closing:
+                    position += 1
+                    let container = open.removeLast()
+                    value = isObject ? .object(JSONObject(members: container.members)) : .array(container.elements)
+                default:
+                    throw failure(
+                        isObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element"
+                    )
                 }
             }
             return value
@@ -244,24 +250,26 @@ struct JSONParser {
     /// Reads a string starting at its opening quote.
     private mutating func parseString() throws(JSONParseError) -> String {
         let openingQuote = position
-        position += 1
-        let start = position
+        let start = position + 1
         // Fast path: no escapes, so the string is a slice of the input.
-        while position < input.count {
-            let byte = input[position]
+        var index = start
+        while index < input.count {
+            let byte = input[index]
+            if byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
+            position = index
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
                 position += 1
-                return text
+                return String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
             } else if byte == UInt8(ascii: "\\") {
                 return try parseEscapedString(from: start, openingQuote: openingQuote)
             } else if byte < 0x20 {
                 throw failure("unescaped control character \(hex(byte)) in string")
-            } else if byte < 0x80 {
-                position += 1
-            } else {
-                try skipUTF8Sequence()
             }
+            try skipUTF8Sequence()
+            index = position
         }
         throw JSONParseError("unterminated string", at: openingQuote)
     }
@@ -330,10 +338,29 @@ struct JSONParser {
             default:
                 scalarValue = UInt32(unit)
             }
-            // Surrogates were handled above, so every value here is a valid scalar.
-            scratch.append(contentsOf: Unicode.Scalar(scalarValue)!.utf8)
+            appendUTF8(scalarValue)
         default:
             throw JSONParseError("invalid escape sequence '\\\(describe(byte))' in string", at: backslash)
+        }
+    }
+
+    /// Appends a Unicode scalar value (never a surrogate) to `scratch` as UTF-8.
+    private mutating func appendUTF8(_ scalar: UInt32) {
+        switch scalar {
+        case ..<0x80:
+            scratch.append(UInt8(scalar))
+        case ..<0x800:
+            scratch.append(UInt8(0xC0 | scalar >> 6))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
+        case ..<0x10000:
+            scratch.append(UInt8(0xE0 | scalar >> 12))
+            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
+        default:
+            scratch.append(UInt8(0xF0 | scalar >> 18))
+            scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+            scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+            scratch.append(UInt8(0x80 | scalar & 0x3F))
         }
     }
 

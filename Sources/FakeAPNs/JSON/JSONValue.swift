@@ -182,12 +182,19 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// One member: a key and its value.
     public typealias Element = (key: String, value: JSONValue)
 
+    /// A stored member. A struct rather than a tuple so the compiler specializes copying
+    /// and destroying arrays of members, which the parser does a lot.
+    struct Member: Sendable {
+        let key: String
+        let value: JSONValue
+    }
+
     /// Objects with more members than this get a hash index; smaller ones are searched
     /// linearly, which is faster for the handful of keys a typical payload has.
     private static let indexThreshold = 12
 
     /// The members in written order, first occurrence of each key only.
-    private let members: [Element]
+    private let members: [Member]
     /// Key to position in `members`; `nil` for small objects.
     private let index: [String: Int]?
 
@@ -216,11 +223,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// let object = JSONObject([(key: "badge", value: 1), (key: "sound", value: "default")])
     /// ```
     public init(_ members: some Sequence<Element>) {
-        self.init(members: Array(members))
+        self.init(members: members.map { Member(key: $0.key, value: $0.value) })
     }
 
-    /// Creates an object from an array of members, removing (and recording) duplicate keys.
-    init(members candidates: [Element]) {
+    /// Creates an object from members in written order, removing (and recording) duplicate keys.
+    init(members candidates: [Member]) {
         var duplicates: [String] = []
         if candidates.count <= Self.indexThreshold {
             var unique = candidates
@@ -237,7 +244,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             members = unique
             index = nil
         } else {
-            var unique: [Element] = []
+            var unique: [Member] = []
             unique.reserveCapacity(candidates.count)
             var positions: [String: Int] = [:]
             positions.reserveCapacity(candidates.count)
@@ -253,6 +260,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             index = positions
         }
         duplicateKeys = duplicates
+    }
+
+    private init(members: [Member], index: [String: Int]?, duplicateKeys: [String]) {
+        self.members = members
+        self.index = index
+        self.duplicateKeys = duplicateKeys
     }
 
     /// The value for `key`, or `nil` when the object has no such member.
@@ -278,9 +291,23 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         members.isEmpty
     }
 
+    /// Iterates over the members of an object in written order.
+    public struct Iterator: IteratorProtocol {
+        private var base: IndexingIterator<[Member]>
+
+        fileprivate init(_ members: [Member]) {
+            base = members.makeIterator()
+        }
+
+        /// The next member, or `nil` after the last.
+        public mutating func next() -> Element? {
+            base.next().map { (key: $0.key, value: $0.value) }
+        }
+    }
+
     /// Returns an iterator over the members in written order.
-    public func makeIterator() -> IndexingIterator<[Element]> {
-        members.makeIterator()
+    public func makeIterator() -> Iterator {
+        Iterator(members)
     }
 
     /// The number of members; iteration yields exactly this many.
@@ -296,12 +323,6 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             index: remaining.index,
             duplicateKeys: duplicateKeys.filter { $0 != key }
         )
-    }
-
-    private init(members: [Element], index: [String: Int]?, duplicateKeys: [String]) {
-        self.members = members
-        self.index = index
-        self.duplicateKeys = duplicateKeys
     }
 
     /// Two objects are equal when they have the same keys with equal values, in any order.

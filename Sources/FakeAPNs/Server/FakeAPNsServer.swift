@@ -1,7 +1,8 @@
 import Foundation
 
-/// A fake Apple Push Notification service: the binary gateway, on a local port, with the
-/// notifications it accepts in a queue that tests pop.
+/// A fake Apple Push Notification service: the binary gateway and the feedback service, on
+/// local ports, with the notifications it accepts (and those it refuses) in queues that tests
+/// pop, a device registry, and fault rules.
 ///
 /// ```swift
 /// let server = try FakeAPNsServer.started()            // 127.0.0.1, a free port, test identity
@@ -19,6 +20,13 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The binary gateway's port; 0 lets the system pick a free one (the library default;
         /// Apple's is 2195).
         public var gatewayPort: Int
+        /// The feedback service's port; 0 lets the system pick (Apple's is 2196); nil: no
+        /// feedback service.
+        public var feedbackPort: Int?
+        /// The environment the server plays; tokens registered for the other one are refused.
+        public var environment: APNsEnvironment
+        /// Strict device registry: refuse tokens that are not registered (status 8).
+        public var strictDeviceRegistry: Bool
         /// The certificate and key presented to clients (default: the built-in test identity).
         public var identity: TLSIdentity
         /// Whether clients must present a provider certificate (default: not requested).
@@ -28,11 +36,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
-            host: String = "127.0.0.1", gatewayPort: Int = 0, identity: TLSIdentity = .testServer,
-            clientCertificates: ClientCertificatePolicy = .off, maximumPayloadSize: Int = 2048
+            host: String = "127.0.0.1", gatewayPort: Int = 0, feedbackPort: Int? = 0,
+            environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
+            identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
+            maximumPayloadSize: Int = 2048
         ) {
             self.host = host
             self.gatewayPort = gatewayPort
+            self.feedbackPort = feedbackPort
+            self.environment = environment
+            self.strictDeviceRegistry = strictDeviceRegistry
             self.identity = identity
             self.clientCertificates = clientCertificates
             self.maximumPayloadSize = maximumPayloadSize
@@ -43,9 +56,19 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public let configuration: Configuration
     /// Every notification accepted, in order of arrival, waiting to be popped.
     public let notifications: Mailbox<PushNotification>
+    /// Every notification refused (malformed, registry, fault), in order, waiting to be popped.
+    public let rejections: Mailbox<Rejection>
+    /// The devices the server knows; unregistering one feeds the feedback service.
+    public var devices: DeviceRegistry { policy.devices }
+    /// Deterministic faults, added and removed while the server runs.
+    public var faults: FaultRules { policy.faults }
+    /// The feedback service's pending tuples.
+    public let feedback = FeedbackService()
 
+    private let policy: Policy
     private let lock = ConditionLock()
     private var gateway: TLSListener?
+    private var feedbackListener: TLSListener?
     private var state = State.created
     private let connectionIDs = ConnectionCounter()
 
@@ -57,6 +80,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
         self.notifications = Mailbox(noun: "notification") { notification, sequence in
             notification.sequenceNumber = UInt64(sequence)
         }
+        self.rejections = Mailbox(noun: "rejection") { rejection, sequence in
+            rejection.sequenceNumber = UInt64(sequence)
+        }
+        self.policy = Policy(
+            strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
     }
 
     /// A server, already started.
@@ -79,20 +107,34 @@ public final class FakeAPNsServer: @unchecked Sendable {
             }
             let context = try TLSContext.server(
                 identity: configuration.identity, clientCertificates: configuration.clientCertificates)
-            let decoder = BinaryDecoder(maximumPayloadSize: configuration.maximumPayloadSize)
-            let notifications = self.notifications
-            let listener = TLSListener(
+            let gatewayContext = GatewayContext(
+                decoder: BinaryDecoder(maximumPayloadSize: configuration.maximumPayloadSize), policy: policy,
+                notifications: notifications, rejections: rejections)
+            let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
                 connectionIDs: connectionIDs
             ) { connection in
-                GatewaySession(
-                    connection: connection, decoder: decoder,
-                    deliver: { notifications.append(contentsOf: $0) },
-                    refuse: { _, _ in }
-                ).run()
+                GatewaySession(connection: connection, context: gatewayContext).run()
             }
-            _ = try listener.start()
-            gateway = listener
+            _ = try gateway.start()
+            self.gateway = gateway
+            if let feedbackPort = configuration.feedbackPort {
+                let feedback = self.feedback
+                let listener = TLSListener(
+                    name: "feedback", host: configuration.host, port: feedbackPort, context: context,
+                    connectionIDs: connectionIDs
+                ) { connection in
+                    FeedbackSession(connection: connection, feedback: feedback, onRead: { _, _ in }).run()
+                }
+                do {
+                    _ = try listener.start()
+                } catch {
+                    gateway.stop()
+                    self.gateway = nil
+                    throw error
+                }
+                feedbackListener = listener
+            }
             state = .running
         }
     }
@@ -100,11 +142,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// Closes every listener and connection and waits for their threads to end; the ports
     /// are free when it returns. Queued notifications stay poppable. Safe to call twice.
     public func stop() {
-        let listener: TLSListener? = lock.withLock {
+        let listeners: [TLSListener] = lock.withLock {
             state = .stopped
-            return gateway
+            return [gateway, feedbackListener].compactMap { $0 }
         }
-        listener?.stop()
+        listeners.forEach { $0.stop() }
     }
 
     /// The binary gateway's bound port (0 before `start()`).
@@ -112,9 +154,14 @@ public final class FakeAPNsServer: @unchecked Sendable {
         lock.withLock { gateway?.port ?? 0 }
     }
 
-    /// How many client connections are open now.
+    /// The feedback service's bound port (0 before `start()` or without a feedback service).
+    public var feedbackPort: Int {
+        lock.withLock { feedbackListener?.port ?? 0 }
+    }
+
+    /// How many client connections are open now, on every listener.
     public var openConnectionCount: Int {
-        lock.withLock { gateway?.openConnectionCount ?? 0 }
+        lock.withLock { (gateway?.openConnectionCount ?? 0) + (feedbackListener?.openConnectionCount ?? 0) }
     }
 }
 

@@ -83,6 +83,7 @@ final class TLSListener: @unchecked Sendable {
         let accepting: OSThread? = lock.withLock {
             guard !stopping else { return nil }
             stopping = true
+            lock.broadcast()
             return acceptThread
         }
         guard let accepting else {
@@ -100,6 +101,18 @@ final class TLSListener: @unchecked Sendable {
             for stream in streams.values { stream.interrupt() }
         }
         waitForConnections()
+    }
+
+    /// Waits `duration` on a connection's behalf (a fault delay); returns false at once when
+    /// the listener stops meanwhile.
+    func pause(_ duration: Duration) -> Bool {
+        let deadline = Deadline.after(duration)
+        return lock.withLock {
+            while !stopping {
+                if !lock.wait(until: deadline) { return true }
+            }
+            return false
+        }
     }
 
     private func waitForConnections() {

@@ -1,0 +1,137 @@
+import Foundation
+
+/// The devices a server knows. In open mode (the default) any well-formed token is accepted
+/// and the registry only matters for the tokens it holds; in strict mode a token it does not
+/// hold is refused with status 8 (invalid token), as Apple refuses tokens it never issued.
+///
+/// ```swift
+/// server.devices.register(alice, topic: "com.example.app", environment: .sandbox)
+/// server.devices.unregister(alice, at: Date(timeIntervalSince1970: 1_700_000_000))
+/// // alice now appears on the feedback service with that timestamp.
+/// ```
+public final class DeviceRegistry: @unchecked Sendable {
+    /// A registered device.
+    public struct Device: Sendable, Hashable, CustomStringConvertible {
+        /// The device token.
+        public var token: DeviceToken
+        /// The app (bundle ID) the token belongs to; nil: any.
+        public var topic: String?
+        /// The environment that issued the token; nil: either.
+        public var environment: APNsEnvironment?
+        /// When the app was uninstalled from the device; nil while it is installed.
+        public var unregisteredAt: Date?
+
+        public var description: String {
+            var text = token.hex
+            if let topic { text += " topic \(topic)" }
+            if let environment { text += " \(environment)" }
+            if let unregisteredAt { text += " unregistered at \(Int(unregisteredAt.timeIntervalSince1970))" }
+            return text
+        }
+    }
+
+    /// What the registry says of a notification.
+    enum Verdict: Equatable {
+        case accept
+        /// Refuse with status 8 (invalid token), saying why.
+        case invalidToken(String)
+        /// The app is gone: drop it without a word, as Apple's binary gateway did.
+        case unregistered(Date)
+    }
+
+    private let lock = ConditionLock()
+    private var entries: [DeviceToken: Device] = [:]
+    private var order: [DeviceToken] = []
+    private var strict: Bool
+    private let feedback: FeedbackService
+    private let changed: @Sendable () -> Void
+
+    init(strict: Bool, feedback: FeedbackService, changed: @escaping @Sendable () -> Void) {
+        self.strict = strict
+        self.feedback = feedback
+        self.changed = changed
+    }
+
+    /// Strict mode: refuse tokens the registry does not hold.
+    public var isStrict: Bool {
+        get { lock.withLock { strict } }
+        set {
+            lock.withLock { strict = newValue }
+            changed()
+        }
+    }
+
+    /// Registers (or re-registers, clearing an unregistration) a device.
+    public func register(_ token: DeviceToken, topic: String? = nil, environment: APNsEnvironment? = nil) {
+        lock.withLock {
+            if entries[token] == nil { order.append(token) }
+            entries[token] = Device(token: token, topic: topic, environment: environment, unregisteredAt: nil)
+        }
+        changed()
+    }
+
+    /// Marks the app as uninstalled from the device at `date`: the token appears once on the
+    /// feedback service with that timestamp, and notifications to it are dropped. A token the
+    /// registry did not hold is registered first.
+    public func unregister(_ token: DeviceToken, at date: Date = Date()) {
+        lock.withLock {
+            if entries[token] == nil {
+                order.append(token)
+                entries[token] = Device(token: token)
+            }
+            entries[token]?.unregisteredAt = date
+        }
+        feedback.add(token, at: date)
+        changed()
+    }
+
+    /// Forgets a device.
+    public func remove(_ token: DeviceToken) {
+        lock.withLock {
+            if entries.removeValue(forKey: token) != nil { order.removeAll { $0 == token } }
+        }
+        changed()
+    }
+
+    /// Forgets every device (strict mode stays as it is).
+    public func removeAll() {
+        lock.withLock {
+            entries.removeAll()
+            order.removeAll()
+        }
+        changed()
+    }
+
+    /// The device registered with `token`.
+    public func device(_ token: DeviceToken) -> Device? {
+        lock.withLock { entries[token] }
+    }
+
+    /// Every registered device, in order of first registration.
+    public var devices: [Device] {
+        lock.withLock { order.compactMap { entries[$0] } }
+    }
+
+    /// Whether the registry can refuse anything: strict, or holding devices.
+    var isActive: Bool {
+        lock.withLock { strict || !entries.isEmpty }
+    }
+
+    func verdict(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
+        lock.withLock {
+            guard let device = entries[token] else {
+                return strict ? .invalidToken("the token is not registered and the registry is strict") : .accept
+            }
+            if let environment = device.environment, environment != serverEnvironment {
+                return .invalidToken("the token was issued by the \(environment) environment; this server plays \(serverEnvironment)")
+            }
+            if let expected = device.topic, let topic, expected != topic {
+                return .invalidToken("the token belongs to \(expected), not to \(topic)")
+            }
+            if let gone = device.unregisteredAt {
+                return .unregistered(gone)
+            }
+            return .accept
+        }
+    }
+}

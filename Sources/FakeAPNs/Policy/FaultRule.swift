@@ -1,0 +1,186 @@
+import Foundation
+
+/// A deterministic fault: which notifications it hits, what it does to them, how many times.
+///
+/// ```swift
+/// server.faults.add(.init(match: .token(bad), action: .reject(.invalidToken)))           // once
+/// server.faults.add(.init(match: .nth(3), action: .reject(.shutdown), times: .always))
+/// server.faults.add(.init(match: .every, action: .delay(.milliseconds(200)), times: .count(5)))
+/// ```
+public struct FaultRule: Sendable, CustomStringConvertible {
+    /// Which notifications a rule hits.
+    public enum Match: Sendable, Hashable, CustomStringConvertible {
+        /// Notifications to this device.
+        case token(DeviceToken)
+        /// Notifications for this topic: on the binary gateway, the topic (UID) of the
+        /// connection's client certificate.
+        case topic(String)
+        /// The Nth notification to arrive after the rule was added (1 is the next one).
+        case nth(Int)
+        /// Every notification.
+        case every
+
+        public var description: String {
+            switch self {
+            case .token(let token): "token \(token.hex)"
+            case .topic(let topic): "topic \(topic)"
+            case .nth(let n): "notification #\(n) after the rule was added"
+            case .every: "every notification"
+            }
+        }
+    }
+
+    /// What a rule does to a notification it hits.
+    public enum Action: Sendable, Hashable, CustomStringConvertible {
+        /// Refuse it with this status: error response, close, later frames dropped. For
+        /// `.shutdown` (10) the response carries the identifier of the last notification
+        /// accepted on the connection, as Apple's did.
+        case reject(BinaryStatus)
+        /// Close the connection without a word; the notification and what follows are dropped.
+        case closeConnection
+        /// Wait this long before handling the notification (then accept it, unless another
+        /// rule says otherwise); the connection reads nothing meanwhile.
+        case delay(Duration)
+
+        public var description: String {
+            switch self {
+            case .reject(let status): "reject with status \(status)"
+            case .closeConnection: "close the connection"
+            case .delay(let duration): "delay \(duration)"
+            }
+        }
+    }
+
+    /// How many times a rule acts before it is used up.
+    public enum Times: Sendable, Hashable, CustomStringConvertible {
+        /// Once (the default).
+        case once
+        /// This many times.
+        case count(Int)
+        /// Every time it matches, until removed.
+        case always
+
+        var limit: Int? {
+            switch self {
+            case .once: 1
+            case .count(let count): max(0, count)
+            case .always: nil
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .once: "once"
+            case .count(let count): "\(count) times"
+            case .always: "always"
+            }
+        }
+    }
+
+    /// Which notifications it hits.
+    public var match: Match
+    /// What it does.
+    public var action: Action
+    /// How many times.
+    public var times: Times
+
+    /// A rule; by default it acts once.
+    public init(match: Match, action: Action, times: Times = .once) {
+        self.match = match
+        self.action = action
+        self.times = times
+    }
+
+    public var description: String { "\(action) for \(match), \(times)" }
+}
+
+/// The fault rules of a server. Rules are added and removed while it runs; the first rule that
+/// matches a notification (in the order they were added) acts on it.
+public final class FaultRules: @unchecked Sendable {
+    /// A rule as the server holds it, with its identity and what is left of it.
+    public struct Entry: Sendable, CustomStringConvertible {
+        /// The identity `remove(_:)` takes.
+        public let id: Int
+        /// The rule.
+        public let rule: FaultRule
+        /// How many more times it will act; nil: always.
+        public internal(set) var remaining: Int?
+        /// How many times it has acted.
+        public internal(set) var hits: Int
+        /// Notifications seen since it was added (for `.nth`).
+        var seen: Int
+
+        public var description: String { "rule \(id): \(rule) (\(hits) hits)" }
+    }
+
+    private let lock = ConditionLock()
+    private var entries: [Entry] = []
+    private var lastID = 0
+    private let changed: @Sendable () -> Void
+
+    init(changed: @escaping @Sendable () -> Void) {
+        self.changed = changed
+    }
+
+    /// Adds a rule; returns its id.
+    @discardableResult
+    public func add(_ rule: FaultRule) -> Int {
+        let id = lock.withLock {
+            lastID += 1
+            entries.append(Entry(id: lastID, rule: rule, remaining: rule.times.limit, hits: 0, seen: 0))
+            return lastID
+        }
+        changed()
+        return id
+    }
+
+    /// Removes a rule; false when there was none with that id.
+    @discardableResult
+    public func remove(_ id: Int) -> Bool {
+        let removed = lock.withLock {
+            let before = entries.count
+            entries.removeAll { $0.id == id }
+            return entries.count != before
+        }
+        changed()
+        return removed
+    }
+
+    /// Removes every rule.
+    public func removeAll() {
+        lock.withLock { entries.removeAll() }
+        changed()
+    }
+
+    /// The rules, in order, with what is left of each (used-up rules included until removed).
+    public var rules: [Entry] {
+        lock.withLock { entries }
+    }
+
+    /// Whether any rule can still act.
+    var isActive: Bool {
+        lock.withLock { entries.contains { $0.remaining != 0 } }
+    }
+
+    /// The action of the first rule that hits this notification, counting it as used.
+    func action(for token: DeviceToken, topic: String?) -> (FaultRule, FaultRule.Action)? {
+        lock.withLock {
+            var found: Int?
+            for index in entries.indices {
+                entries[index].seen += 1
+                guard found == nil, entries[index].remaining != 0 else { continue }
+                let hit: Bool = switch entries[index].rule.match {
+                case .token(let wanted): wanted == token
+                case .topic(let wanted): wanted == topic
+                case .nth(let n): entries[index].seen == n
+                case .every: true
+                }
+                if hit { found = index }
+            }
+            guard let index = found else { return nil }
+            entries[index].hits += 1
+            if let remaining = entries[index].remaining { entries[index].remaining = remaining - 1 }
+            return (entries[index].rule, entries[index].rule.action)
+        }
+    }
+}
