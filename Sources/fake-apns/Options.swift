@@ -5,6 +5,10 @@ import FakeAPNs
 struct Options {
     var host = "127.0.0.1"
     var gatewayPort = 2195
+    var feedbackPort = 2196
+    var environment = APNsEnvironment.sandbox
+    var devicesFile: String?
+    var strict = false
     var certificateFile: String?
     var keyFile: String?
     var keyPassphrase: String?
@@ -19,10 +23,10 @@ struct Options {
     static let help = """
         fake-apns: a fake Apple Push Notification service for tests.
 
-        Listens like APNs's binary gateway, accepts what a provider sends, and prints one JSON
-        object per accepted notification on standard output. The first line names every
-        listener with its bound port, so a script can start it with port 0 and read where it
-        listens.
+        Listens like APNs's binary gateway and feedback service, accepts what a provider sends,
+        and prints one JSON object per accepted or refused notification on standard output.
+        The first line names every listener with its bound port, so a script can start it with
+        port 0 and read where it listens.
 
         Usage: fake-apns [serve] [options]
 
@@ -30,6 +34,13 @@ struct Options {
           --host HOST                  Address to bind (default 127.0.0.1; ::1 for IPv6,
                                        0.0.0.0 for every interface).
           --gateway-port PORT          Binary gateway port (default 2195; 0 picks a free one).
+          --feedback-port PORT         Feedback service port (default 2196; 0 picks a free one).
+          --environment ENV            sandbox (default) or production: the environment played;
+                                       tokens registered for the other one are refused.
+          --devices FILE               Pre-registers devices, one a line: hex token, then
+                                       optionally a topic and sandbox or production; blank
+                                       lines and lines starting with # are skipped.
+          --strict                     Refuse tokens that are not registered (status 8).
           --cert FILE                  Server certificate chain, PEM (default: the built-in
                                        test identity, TestCerts/server.pem; clients trust
                                        TestCerts/ca.pem).
@@ -78,6 +89,15 @@ struct Options {
             case "--version": options.showVersion = true
             case "--host": options.host = try value()
             case "--gateway-port": options.gatewayPort = try port()
+            case "--feedback-port": options.feedbackPort = try port()
+            case "--devices": options.devicesFile = try value()
+            case "--strict": options.strict = true
+            case "--environment":
+                let text = try value()
+                guard let environment = APNsEnvironment(rawValue: text) else {
+                    throw UsageError(description: "--environment takes sandbox or production, not '\(text)'")
+                }
+                options.environment = environment
             case "--cert": options.certificateFile = try value()
             case "--key": options.keyFile = try value()
             case "--key-passphrase": options.keyPassphrase = try value()

@@ -35,10 +35,21 @@ sigaddset(&stopSignals, SIGINT)
 sigaddset(&stopSignals, SIGTERM)
 pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
+var devices: [DevicesFile.Entry] = []
+if let path = options.devicesFile {
+    do {
+        devices = try DevicesFile.read(path)
+    } catch {
+        fail(error.description, status: 64)
+    }
+}
+
 let server: FakeAPNsServer
 do {
     var configuration = FakeAPNsServer.Configuration(
-        host: options.host, gatewayPort: options.gatewayPort, maximumPayloadSize: options.maximumPayloadSize)
+        host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
+        environment: options.environment, strictDeviceRegistry: options.strict,
+        maximumPayloadSize: options.maximumPayloadSize)
     if let certificate = options.certificateFile, let key = options.keyFile {
         configuration.identity = try TLSIdentity(
             certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
@@ -48,7 +59,11 @@ do {
         configuration.clientCertificates = ClientCertificatePolicy(
             mode: options.clientCertificates, trustedCAsPEM: trusted ?? TestCertificates.caPEM)
     }
-    server = try FakeAPNsServer.started(configuration: configuration)
+    server = FakeAPNsServer(configuration: configuration)
+    for device in devices {
+        server.devices.register(device.token, topic: device.topic, environment: device.environment)
+    }
+    try server.start()
 } catch {
     fail("\(error)", status: 1)
 }
@@ -59,26 +74,41 @@ output.writeLine(JSONValue.object([
     "version": .string(Options.version),
     "listeners": [
         ["name": "gateway", "host": .string(options.host), "port": .int(server.gatewayPort)],
+        ["name": "feedback", "host": .string(options.host), "port": .int(server.feedbackPort)],
     ],
+    "environment": .string(options.environment.rawValue),
 ]).serialized())
 
-let printed = DispatchSemaphore(value: 0)
-let printer = Thread {
-    while true {
-        guard let batch = try? server.notifications.popAll(timeout: .milliseconds(100)) else {
-            if output.isClosing { break }
-            continue
+/// Prints every item of `queue` as a JSON line of kind `event` until the output closes.
+func startPrinter<Item: Sendable>(
+    _ queue: Mailbox<Item>, event: String, _ render: @escaping @Sendable (Item) -> JSONValue
+) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    let prefix = #"{"event":""# + event + #"","#
+    Thread {
+        while true {
+            guard let batch = try? queue.popAll(timeout: .milliseconds(100)) else {
+                if output.isClosing { break }
+                continue
+            }
+            output.write(batch.map { prefix + render($0).serialized().dropFirst() })
         }
-        output.write(batch.map { #"{"event":"notification","# + $0.jsonObject.serialized().dropFirst() })
-    }
-    printed.signal()
+        done.signal()
+    }.start()
+    return done
 }
-printer.start()
+
+let printers = [
+    startPrinter(server.notifications, event: "notification") { $0.jsonObject },
+    startPrinter(server.rejections, event: "rejected") { $0.jsonObject },
+]
 
 var received: Int32 = 0
 sigwait(&stopSignals, &received)
 // Stop accepting, let the printer write what arrived before the stop, then leave.
 server.stop()
 output.close()
-_ = printed.wait(timeout: .now() + .milliseconds(800))
+for printer in printers {
+    _ = printer.wait(timeout: .now() + .milliseconds(400))
+}
 exit(0)

@@ -10,7 +10,12 @@ import Glibc
 /// clean stop on signals, usage errors.
 final class DaemonTests: XCTestCase {
     private func startedDaemon(_ arguments: [String] = []) throws -> (DaemonProcess, Int) {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0"] + arguments)
+        let (daemon, ports) = try startedDaemonWithPorts(arguments)
+        return (daemon, ports.gateway)
+    }
+
+    private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonProcess, (gateway: Int, feedback: Int)) {
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0"] + arguments)
         let start = try daemon.nextJSON()
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         let gateway = try XCTUnwrap(start["listeners"]?[0])
@@ -18,7 +23,11 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(gateway["host"]?.stringValue, "127.0.0.1")
         let port = try XCTUnwrap(gateway["port"]?.intValue)
         XCTAssertGreaterThan(port, 0)
-        return (daemon, port)
+        let feedback = try XCTUnwrap(start["listeners"]?[1])
+        XCTAssertEqual(feedback["name"]?.stringValue, "feedback")
+        let feedbackPort = try XCTUnwrap(feedback["port"]?.intValue)
+        XCTAssertGreaterThan(feedbackPort, 0)
+        return (daemon, (port, feedbackPort))
     }
 
     func testPrintsOneJSONLinePerAcceptedNotification() throws {
@@ -74,10 +83,52 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
         let help = try daemon.lines.pop(count: 5, timeout: .seconds(5)).joined(separator: "\n") + "\n"
             + daemon.lines.removeAll().joined(separator: "\n")
-        for option in ["--host", "--gateway-port", "--cert", "--key", "--key-passphrase", "--client-certificates",
+        for option in ["--host", "--gateway-port", "--feedback-port", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
                        "--trusted-ca", "--max-payload-size", "--version", "--help"] {
             XCTAssertTrue(help.contains(option), "help mentions \(option)")
         }
+    }
+
+    func testDevicesFileStrictModeAndRejectionLines() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
+        try """
+            # test devices
+            \(Fixtures.token.hex) com.example.app sandbox
+
+            \(Fixtures.otherToken.hex) production
+            """.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (daemon, port) = try startedDaemon(["--devices", file.path, "--strict"])
+        let accepted = try TLSClient(host: "127.0.0.1", port: port)
+        try accepted.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try daemon.nextJSON()["identifier"]?.intValue, 1)
+        for (identifier, token) in [(UInt32(2), Fixtures.otherToken), (3, DeviceToken(bytes: [1, 2, 3]))] {
+            let client = try TLSClient(host: "127.0.0.1", port: port)
+            try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: Fixtures.alert))
+            XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd())?.status, .invalidToken)
+            let line = try daemon.nextJSON()
+            XCTAssertEqual(line["event"]?.stringValue, "rejected")
+            XCTAssertEqual(line["identifier"]?.intValue, Int(identifier))
+            XCTAssertEqual(line["status"]?.intValue, 8)
+            XCTAssertEqual(line["reason"]?.stringValue, "Invalid token")
+            XCTAssertEqual(line["cause"]?.stringValue, "registry")
+        }
+        XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    func testFeedbackListenerServesTuplesOfTheDaemon() throws {
+        let (daemon, ports) = try startedDaemonWithPorts([])
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: ports.feedback), [])
+        XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    func testBadDevicesFileExits64NamingTheLine() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
+        try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--devices", file.path])
+        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
+        XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
 
     func testUnknownOptionExits64NamingIt() throws {
@@ -93,7 +144,7 @@ final class DaemonTests: XCTestCase {
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

@@ -46,11 +46,11 @@ struct JSONWriter {
     func write(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
         case .null:
-            output.append(contentsOf: "null".utf8)
+            Self.append("null", to: &output)
         case .bool(let bool):
-            output.append(contentsOf: bool ? "true".utf8 : "false".utf8)
+            Self.append(bool ? "true" : "false", to: &output)
         case .int(let int):
-            output.append(contentsOf: String(int).utf8)
+            Self.writeInteger(int, to: &output)
         case .double(let double):
             Self.writeDouble(double, to: &output)
         case .string(let string):
@@ -64,17 +64,25 @@ struct JSONWriter {
             output.append(UInt8(ascii: "]"))
         case .object(let object):
             output.append(UInt8(ascii: "{"))
-            let members = sortedKeys
-                ? object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-                : Array(object)
-            for (position, member) in members.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                Self.writeString(member.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                write(member.value, to: &output)
+            if sortedKeys {
+                let members = object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                for (position, member) in members.enumerated() {
+                    writeMember(member, isFirst: position == 0, to: &output)
+                }
+            } else {
+                for (position, member) in object.enumerated() {
+                    writeMember(member, isFirst: position == 0, to: &output)
+                }
             }
             output.append(UInt8(ascii: "}"))
         }
+    }
+
+    private func writeMember(_ member: JSONObject.Element, isFirst: Bool, to output: inout [UInt8]) {
+        if !isFirst { output.append(UInt8(ascii: ",")) }
+        Self.writeString(member.key, to: &output)
+        output.append(UInt8(ascii: ":"))
+        write(member.value, to: &output)
     }
 
     /// Writes a quoted, escaped string. Runs of bytes that need no escape are copied at once.
@@ -83,21 +91,22 @@ struct JSONWriter {
         var string = string
         string.withUTF8 { bytes in
             var runStart = 0
-            for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            for position in bytes.indices {
+                let byte = bytes[position]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
                 runStart = position + 1
-                output.append(UInt8(ascii: "\\"))
                 switch byte {
-                case 0x22: output.append(UInt8(ascii: "\""))
-                case 0x5C: output.append(UInt8(ascii: "\\"))
-                case 0x0A: output.append(UInt8(ascii: "n"))
-                case 0x0D: output.append(UInt8(ascii: "r"))
-                case 0x09: output.append(UInt8(ascii: "t"))
-                case 0x08: output.append(UInt8(ascii: "b"))
-                case 0x0C: output.append(UInt8(ascii: "f"))
+                case UInt8(ascii: "\""): append(#"\""#, to: &output)
+                case UInt8(ascii: "\\"): append(#"\\"#, to: &output)
+                case 0x0A: append(#"\n"#, to: &output)
+                case 0x0D: append(#"\r"#, to: &output)
+                case 0x09: append(#"\t"#, to: &output)
+                case 0x08: append(#"\b"#, to: &output)
+                case 0x0C: append(#"\f"#, to: &output)
                 default:
                     let hexDigits: StaticString = "0123456789abcdef"
-                    output.append(contentsOf: "u00".utf8)
+                    append(#"\u00"#, to: &output)
                     output.append(hexDigits.utf8Start[Int(byte >> 4)])
                     output.append(hexDigits.utf8Start[Int(byte & 0x0F)])
                 }
@@ -107,12 +116,24 @@ struct JSONWriter {
         output.append(UInt8(ascii: "\""))
     }
 
+    /// Writes an integer's decimal digits without building a `String`.
+    static func writeInteger(_ int: Int, to output: inout [UInt8]) {
+        if int < 0 { output.append(UInt8(ascii: "-")) }
+        let firstDigit = output.count
+        var remaining = int.magnitude
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(remaining % 10))
+            remaining /= 10
+        } while remaining > 0
+        output[firstDigit...].reverse()
+    }
+
     /// Writes the shortest text that parses back to `double`, always with a `.` or an exponent
     /// so it reads back as a double. Swift's `description` gives that text; its exponent form
     /// (`1e+20`, `1e-07`) is tidied to `1e20`, `1e-7`.
     static func writeDouble(_ double: Double, to output: inout [UInt8]) {
         guard double.isFinite else {
-            output.append(contentsOf: "null".utf8)
+            append("null", to: &output)
             return
         }
         let text = double.description.utf8
@@ -128,5 +149,9 @@ struct JSONWriter {
         }
         let digits = exponent.drop { $0 == UInt8(ascii: "0") }
         output.append(contentsOf: digits.isEmpty ? exponent.suffix(1) : digits)
+    }
+
+    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

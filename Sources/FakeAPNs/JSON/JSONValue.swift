@@ -234,7 +234,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             var position = 1
             while position < unique.count {
                 let key = unique[position].key
-                if unique[..<position].contains(where: { $0.key == key }) {
+                // Comparing lengths first (O(1) for native strings) skips most full comparisons.
+                let length = key.utf8.count
+                if unique[..<position].contains(where: { $0.key.utf8.count == length && $0.key == key }) {
                     if !duplicates.contains(key) { duplicates.append(key) }
                     unique.remove(at: position)
                 } else {

@@ -1,0 +1,29 @@
+extension Rejection {
+    /// The rejection as one JSON object, the form the daemon logs and serves.
+    public var jsonObject: JSONValue {
+        var members: [JSONObject.Element] = [
+            (key: "sequence", value: .int(Int(sequenceNumber))),
+            (key: "status", value: .int(Int(status.rawValue))),
+            (key: "reason", value: .string(reason)),
+            (key: "detail", value: .string(detail)),
+            (key: "cause", value: .string(cause.rawValue)),
+            (key: "identifier", value: .int(Int(identifier))),
+            (key: "token", value: deviceToken.map { .string($0.hex) } ?? .null),
+        ]
+        if let payload {
+            members.append((key: "payload", value: payload.parseError == nil ? (payload.json ?? .null) : .null))
+            if payload.parseError != nil, let text = payload.text {
+                members.append((key: "payloadText", value: .string(text)))
+            }
+        }
+        members += [
+            (key: "format", value: format.map { .string($0.rawValue) } ?? .null),
+            (key: "responseSent", value: .bool(responseSent)),
+            (key: "connectionClosed", value: .bool(connectionClosed)),
+            (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),
+            (key: "connection", value: .int(connection.id)),
+            (key: "peer", value: .string(connection.peer)),
+        ]
+        return .object(JSONObject(members))
+    }
+}

@@ -1,0 +1,50 @@
+import FakeAPNs
+import Foundation
+
+/// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production]`; blank lines
+/// and lines starting with `#` are skipped.
+enum DevicesFile {
+    struct Entry {
+        let token: DeviceToken
+        let topic: String?
+        let environment: APNsEnvironment?
+    }
+
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func read(_ path: String) throws(Problem) -> [Entry] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw Problem(description: "--devices: cannot read \(path): \(error.localizedDescription)")
+        }
+        var entries: [Entry] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let token: DeviceToken
+            do {
+                token = try DeviceToken(hex: fields.removeFirst())
+            } catch {
+                throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
+            }
+            var topic: String?
+            var environment: APNsEnvironment?
+            for field in fields {
+                if let known = APNsEnvironment(rawValue: field), environment == nil {
+                    environment = known
+                } else if topic == nil && environment == nil {
+                    topic = field
+                } else {
+                    throw Problem(description: "--devices \(path) line \(index + 1): unexpected '\(field)'; a line is TOKEN [TOPIC] [sandbox|production]")
+                }
+            }
+            entries.append(Entry(token: token, topic: topic, environment: environment))
+        }
+        return entries
+    }
+}
