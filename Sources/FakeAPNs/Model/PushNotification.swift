@@ -30,6 +30,45 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     /// Its place in the order of arrival at this server, from 1.
     public var sequenceNumber: UInt64
 
+    /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.
+    public var http2: HTTP2Fields?
+
+    /// HTTP/2 only: the `apns-id` (the client's, or the one the server made up), lowercase.
+    public var apnsID: String? { http2?.apnsID }
+    /// HTTP/2 only: the `apns-topic`, or the topic taken from the client certificate.
+    public var topic: String? { http2?.topic }
+    /// HTTP/2 only: the `apns-push-type`, when sent.
+    public var pushType: PushType? { http2?.pushType }
+    /// HTTP/2 only: the `apns-collapse-id`, when sent.
+    public var collapseID: String? { http2?.collapseID }
+    /// HTTP/2 with token authentication: the verified provider token's claims.
+    public var providerToken: ProviderTokenClaims? { http2?.providerToken }
+
+    /// The fields only HTTP/2 requests carry.
+    public final class HTTP2Fields: Sendable {
+        /// The `apns-id`, lowercase.
+        public let apnsID: String
+        /// The topic.
+        public let topic: String?
+        /// The push type, when sent.
+        public let pushType: PushType?
+        /// The collapse ID, when sent.
+        public let collapseID: String?
+        /// The provider token's claims, with token authentication.
+        public let providerToken: ProviderTokenClaims?
+
+        /// HTTP/2 fields.
+        public init(
+            apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?
+        ) {
+            self.apnsID = apnsID
+            self.topic = topic
+            self.pushType = pushType
+            self.collapseID = collapseID
+            self.providerToken = providerToken
+        }
+    }
+
     /// The expiry as a date, when one was sent and is not 0.
     public var expirationDate: Date? {
         guard let expiration, expiration != 0 else { return nil }
@@ -40,7 +79,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     public init(
         deviceToken: DeviceToken, payload: Payload, identifier: UInt32 = 0, expiration: UInt32? = nil,
         priority: Priority = .immediately, format: Format, connection: ConnectionInfo,
-        receivedAt: Date = Date(), sequenceNumber: UInt64 = 0
+        receivedAt: Date = Date(), sequenceNumber: UInt64 = 0, http2: HTTP2Fields? = nil
     ) {
         self.deviceToken = deviceToken
         self.payload = payload
@@ -51,11 +90,17 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         self.connection = connection
         self.receivedAt = receivedAt
         self.sequenceNumber = sequenceNumber
+        self.http2 = http2
     }
 
     public var description: String {
         var text = "#\(sequenceNumber) \(format) token \(deviceToken.hex)"
-        if format != .simple { text += " id \(identifier)" }
+        if let apnsID {
+            text += " apns-id \(apnsID)"
+        } else if format != .simple {
+            text += " id \(identifier)"
+        }
+        if let topic { text += " topic \(topic)" }
         let body = payload.text ?? "<\(payload.bytes.count) bytes, not UTF-8>"
         text += " payload " + (body.count > 120 ? String(body.prefix(120)) + "…" : body)
         return text
@@ -69,6 +114,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         case enhanced
         /// Binary command 2: a frame of items.
         case frame
+        /// An HTTP/2 provider API request.
+        case http2
 
         public var description: String { rawValue }
     }

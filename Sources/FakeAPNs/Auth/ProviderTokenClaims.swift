@@ -1,0 +1,20 @@
+import Foundation
+
+/// What a verified JWT provider token said: which key signed it, for which team, and when.
+public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {
+    /// The `kid` of the token's header: the 10-character key ID.
+    public let keyID: String
+    /// The `iss` claim: the 10-character team ID.
+    public let teamID: String
+    /// The `iat` claim.
+    public let issuedAt: Date
+
+    /// Claims as verified.
+    public init(keyID: String, teamID: String, issuedAt: Date) {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.issuedAt = issuedAt
+    }
+
+    public var description: String { "key \(keyID) team \(teamID) iat \(Int(issuedAt.timeIntervalSince1970))" }
+}
