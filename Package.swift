@@ -18,13 +18,18 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         .target(
             name: "CFakeAPNsShims",
-            dependencies: ["COpenSSL"]
+            dependencies: ["COpenSSL", "CNGHTTP2"]
         ),
         .target(
             name: "FakeAPNs",
-            dependencies: ["CFakeAPNsShims", "COpenSSL"],
+            dependencies: ["CFakeAPNsShims", "COpenSSL", "CNGHTTP2"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -97,3 +97,43 @@ void fakeapns_set_thread_name(const char *name) {
     shortened[sizeof shortened - 1] = 0;
     pthread_setname_np(pthread_self(), shortened);
 }
+
+static int select_h2(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                     const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    unsigned int offset = 0;
+    while (offset < inlen) {
+        unsigned int length = in[offset];
+        if (offset + 1 + length > inlen) break;
+        if (length == 2 && memcmp(in + offset + 1, "h2", 2) == 0) {
+            *out = in + offset + 1;
+            *outlen = 2;
+            return SSL_TLSEXT_ERR_OK;
+        }
+        offset += 1 + length;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
+}
+
+void fakeapns_ssl_ctx_select_h2(SSL_CTX *ctx) {
+    SSL_CTX_set_alpn_select_cb(ctx, select_h2, NULL);
+}
+
+int fakeapns_ssl_request_h2(SSL *ssl) {
+    static const unsigned char protocols[] = {2, 'h', '2'};
+    return SSL_set_alpn_protos(ssl, protocols, sizeof protocols) == 0;
+}
+
+int fakeapns_x509_extension_value(X509 *cert, const char *oid, unsigned char *buffer, int capacity) {
+    ASN1_OBJECT *object = OBJ_txt2obj(oid, 1);
+    if (object == NULL) return 0;
+    int index = X509_get_ext_by_OBJ(cert, object, -1);
+    ASN1_OBJECT_free(object);
+    if (index < 0) return 0;
+    X509_EXTENSION *extension = X509_get_ext(cert, index);
+    ASN1_OCTET_STRING *data = X509_EXTENSION_get_data(extension);
+    int length = ASN1_STRING_length(data);
+    if (length > capacity) return -1;
+    memcpy(buffer, ASN1_STRING_get0_data(data), (size_t)length);
+    return length;
+}

@@ -44,4 +44,15 @@ int fakeapns_eventfd(void);
 /// Names the calling thread (at most 15 bytes), for debuggers and /proc.
 void fakeapns_set_thread_name(const char *name);
 
+/// Offers ALPN "h2" on a server context: a client that offers h2 gets it; one that offers
+/// nothing (HTTP/2 with prior knowledge) or something else is served without ALPN.
+void fakeapns_ssl_ctx_select_h2(SSL_CTX *ctx);
+
+/// Asks for ALPN "h2" on a client connection.
+int fakeapns_ssl_request_h2(SSL *ssl);
+
+/// The value of extension `oid` (dotted text) in `cert`: the content of its OCTET STRING,
+/// copied into `buffer`; returns its length, 0 when absent, -1 when it does not fit.
+int fakeapns_x509_extension_value(X509 *cert, const char *oid, unsigned char *buffer, int capacity);
+
 #endif

@@ -109,37 +109,56 @@ struct GatewaySession {
     /// refusal; returns how the connection ends when it must.
     private func judge(_ notification: PushNotification, batch: inout [PushNotification]) -> Ending? {
         let topic = connection.info.clientCertificate?.topic
-        let decision = context.policy.decide(token: notification.deviceToken, topic: topic) { duration in
+        let verdict = context.policy.judge(token: notification.deviceToken, topic: topic) { duration in
             // Whatever arrived before the delay is delivered before it.
             context.notifications.append(contentsOf: batch)
             batch.removeAll()
             return connection.listener.pause(duration)
         }
-        switch decision {
+        let refusal: (BinaryStatus, String, Rejection.Cause)
+        switch verdict {
         case .accept:
             batch.append(notification)
             state.lastAcceptedIdentifier = notification.identifier
             return nil
-        case .drop(let reason, let detail):
-            record(notification, status: .noErrors, reason: reason, detail: detail, cause: .registry, response: nil, closed: false)
+        case .registry(.unregistered(let date)):
+            record(
+                notification, status: nil, reason: "Unregistered",
+                detail: "the app was uninstalled from this device at \(Timestamp.rfc3339(date)); the gateway drops the notification without a word and the feedback service reports the token",
+                cause: .registry, response: nil, closed: false)
             return nil
-        case .close(let detail):
-            context.notifications.append(contentsOf: batch)
-            batch.removeAll()
-            record(notification, status: .noErrors, reason: "Connection closed", detail: detail, cause: .fault, response: nil, closed: true)
-            return Ending(response: nil)
-        case .reject(let status, let detail, let cause):
-            context.notifications.append(contentsOf: batch)
-            batch.removeAll()
-            let identifier = status == .shutdown ? state.lastAcceptedIdentifier : notification.identifier
-            let response = notification.format == .simple ? nil : BinaryErrorResponse(status: status, identifier: identifier)
-            record(notification, status: status, reason: nil, detail: detail, cause: cause, response: response, closed: true)
-            return Ending(response: response)
+        case .registry(.unknownToken(let detail)), .registry(.otherEnvironment(let detail)), .registry(.otherTopic(let detail)):
+            refusal = (.invalidToken, detail, .registry)
+        case .registry(.accept):
+            batch.append(notification)
+            return nil
+        case .fault(let rule, .reject(let status)):
+            refusal = (status, "fault rule: \(rule)", .fault)
+        case .fault(let rule, .respond(let reason)):
+            refusal = (BinaryStatus(apnsReason: reason), "fault rule: \(rule)", .fault)
+        case .fault(let rule, _):
+            return closeSilently(notification, detail: "fault rule: \(rule)", batch: &batch)
+        case .stopped:
+            return closeSilently(notification, detail: "the server stopped during a fault delay", batch: &batch)
         }
+        context.notifications.append(contentsOf: batch)
+        batch.removeAll()
+        let (status, detail, cause) = refusal
+        let identifier = status == .shutdown ? state.lastAcceptedIdentifier : notification.identifier
+        let response = notification.format == .simple ? nil : BinaryErrorResponse(status: status, identifier: identifier)
+        record(notification, status: status, reason: nil, detail: detail, cause: cause, response: response, closed: true)
+        return Ending(response: response)
+    }
+
+    private func closeSilently(_ notification: PushNotification, detail: String, batch: inout [PushNotification]) -> Ending {
+        context.notifications.append(contentsOf: batch)
+        batch.removeAll()
+        record(notification, status: nil, reason: "Connection closed", detail: detail, cause: .fault, response: nil, closed: true)
+        return Ending(response: nil)
     }
 
     private func record(
-        _ notification: PushNotification, status: BinaryStatus, reason: String?, detail: String, cause: Rejection.Cause,
+        _ notification: PushNotification, status: BinaryStatus?, reason: String?, detail: String, cause: Rejection.Cause,
         response: BinaryErrorResponse?, closed: Bool
     ) {
         context.rejections.append(Rejection(

@@ -30,12 +30,18 @@ public final class DeviceRegistry: @unchecked Sendable {
         }
     }
 
-    /// What the registry says of a notification.
+    /// What the registry says of a notification. Each transport answers a refusal its own
+    /// way: the binary gateway with status 8 (or, for an uninstalled app, silence), HTTP/2
+    /// with Apple's reason.
     enum Verdict: Equatable {
         case accept
-        /// Refuse with status 8 (invalid token), saying why.
-        case invalidToken(String)
-        /// The app is gone: drop it without a word, as Apple's binary gateway did.
+        /// Strict mode and a token the registry does not hold.
+        case unknownToken(String)
+        /// A token issued by the other environment.
+        case otherEnvironment(String)
+        /// A token of another app than the topic's.
+        case otherTopic(String)
+        /// The app was uninstalled at this date.
         case unregistered(Date)
     }
 
@@ -120,13 +126,13 @@ public final class DeviceRegistry: @unchecked Sendable {
     func verdict(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
         lock.withLock {
             guard let device = entries[token] else {
-                return strict ? .invalidToken("the token is not registered and the registry is strict") : .accept
+                return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
             }
             if let environment = device.environment, environment != serverEnvironment {
-                return .invalidToken("the token was issued by the \(environment) environment; this server plays \(serverEnvironment)")
+                return .otherEnvironment("the token was issued by the \(environment) environment; this server plays \(serverEnvironment)")
             }
             if let expected = device.topic, let topic, expected != topic {
-                return .invalidToken("the token belongs to \(expected), not to \(topic)")
+                return .otherTopic("the token belongs to \(expected), not to \(topic)")
             }
             if let gone = device.unregisteredAt {
                 return .unregistered(gone)

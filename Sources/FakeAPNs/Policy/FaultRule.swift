@@ -30,12 +30,24 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         }
     }
 
-    /// What a rule does to a notification it hits.
+    /// What a rule does to a notification it hits. Each action has a meaning on both
+    /// transports, so one rule serves binary and HTTP/2 clients alike.
     public enum Action: Sendable, Hashable, CustomStringConvertible {
-        /// Refuse it with this status: error response, close, later frames dropped. For
+        /// Refuse it with this binary status: error response, close, later frames dropped. For
         /// `.shutdown` (10) the response carries the identifier of the last notification
-        /// accepted on the connection, as Apple's did.
+        /// accepted on the connection, as Apple's did. HTTP/2 answers the matching reason
+        /// (8: 400 BadDeviceToken, 10: 503 Shutdown, …; see `APNsReason(binaryStatus:)`).
         case reject(BinaryStatus)
+        /// Answer an HTTP/2 request with this reason and its status (429 TooManyRequests,
+        /// 500 InternalServerError, 503 ServiceUnavailable, …). The binary gateway refuses with
+        /// the matching status (`BinaryStatus(apnsReason:)`).
+        case respond(APNsReason)
+        /// HTTP/2: answer with the reason, then send GOAWAY with `{"reason":…}` as debug data
+        /// and close. Binary: close without a word.
+        case goAway(APNsReason)
+        /// HTTP/2: reset the stream (RST_STREAM, REFUSED_STREAM) without an answer; the
+        /// connection goes on. Binary: close without a word.
+        case resetStream
         /// Close the connection without a word; the notification and what follows are dropped.
         case closeConnection
         /// Wait this long before handling the notification (then accept it, unless another
@@ -45,6 +57,9 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         public var description: String {
             switch self {
             case .reject(let status): "reject with status \(status)"
+            case .respond(let reason): "respond \(reason)"
+            case .goAway(let reason): "GOAWAY after \(reason)"
+            case .resetStream: "reset the stream"
             case .closeConnection: "close the connection"
             case .delay(let duration): "delay \(duration)"
             }

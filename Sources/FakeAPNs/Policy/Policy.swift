@@ -10,14 +10,15 @@ final class Policy: Sendable {
     let environment: APNsEnvironment
     private let active = Atomic<Bool>(false)
 
-    enum Decision {
+    /// What the policy says of one notification; each transport answers in its own terms.
+    enum Verdict {
         case accept
-        /// Refuse with an error response, then close.
-        case reject(BinaryStatus, detail: String, cause: Rejection.Cause)
-        /// Drop without a word and read on (an unregistered device).
-        case drop(reason: String, detail: String)
-        /// Close the connection without a word.
-        case close(detail: String)
+        /// The registry refuses it.
+        case registry(DeviceRegistry.Verdict)
+        /// A fault rule acts on it (never `.delay`: delays are waited out inside `judge`).
+        case fault(FaultRule, FaultRule.Action)
+        /// The server stopped while a fault delay was being waited out.
+        case stopped
     }
 
     private final class Reference: @unchecked Sendable {
@@ -40,28 +41,18 @@ final class Policy: Sendable {
         active.store(faults.isActive || devices.isActive, ordering: .releasing)
     }
 
-    /// The decision for one notification; `wait` performs a fault's delay (and returns false
-    /// when the connection should end instead, because the server is stopping).
-    func decide(token: DeviceToken, topic: String?, wait: (Duration) -> Bool) -> Decision {
+    /// The verdict on one notification; `wait` performs a fault's delay and returns false when
+    /// the server stops meanwhile. `topic` is the notification's topic (binary: the client
+    /// certificate's), compared with registered topics.
+    func judge(token: DeviceToken, topic: String?, wait: (Duration) -> Bool) -> Verdict {
         if let (rule, action) = faults.action(for: token, topic: topic) {
-            switch action {
-            case .reject(let status):
-                return .reject(status, detail: "fault rule: \(rule)", cause: .fault)
-            case .closeConnection:
-                return .close(detail: "fault rule: \(rule)")
-            case .delay(let duration):
-                guard wait(duration) else { return .close(detail: "the server stopped during a fault delay") }
+            if case .delay(let duration) = action {
+                guard wait(duration) else { return .stopped }
+            } else {
+                return .fault(rule, action)
             }
         }
-        switch devices.verdict(for: token, topic: topic, serverEnvironment: environment) {
-        case .accept:
-            return .accept
-        case .invalidToken(let detail):
-            return .reject(.invalidToken, detail: detail, cause: .registry)
-        case .unregistered(let date):
-            return .drop(
-                reason: "Unregistered",
-                detail: "the app was uninstalled from this device at \(Timestamp.rfc3339(date)); the gateway drops the notification without a word and the feedback service reports the token")
-        }
+        let verdict = devices.verdict(for: token, topic: topic, serverEnvironment: environment)
+        return verdict == .accept ? .accept : .registry(verdict)
     }
 }

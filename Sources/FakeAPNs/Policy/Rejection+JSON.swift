@@ -3,7 +3,7 @@ extension Rejection {
     public var jsonObject: JSONValue {
         var members: [JSONObject.Element] = [
             (key: "sequence", value: .int(Int(sequenceNumber))),
-            (key: "status", value: .int(Int(status.rawValue))),
+            (key: "status", value: status.map { .int(Int($0.rawValue)) } ?? .null),
             (key: "reason", value: .string(reason)),
             (key: "detail", value: .string(detail)),
             (key: "cause", value: .string(cause.rawValue)),
@@ -18,6 +18,8 @@ extension Rejection {
         }
         members += [
             (key: "format", value: format.map { .string($0.rawValue) } ?? .null),
+            (key: "httpStatus", value: apnsReason.map { .int($0.status) } ?? .null),
+            (key: "apnsID", value: apnsID.map { .string($0) } ?? .null),
             (key: "responseSent", value: .bool(responseSent)),
             (key: "connectionClosed", value: .bool(connectionClosed)),
             (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),

@@ -22,16 +22,21 @@ public struct Rejection: Sendable, CustomStringConvertible {
         public var description: String { rawValue }
     }
 
-    /// The binary status sent in the error response, or that would describe the refusal when
-    /// none was sent (command 0, unregistered tokens, closed connections).
-    public var status: BinaryStatus
-    /// Apple's name for the refusal: the status name ("Invalid token"), or "Unregistered".
+    /// Binary gateway: the status sent in the error response, or the one that describes the
+    /// refusal when none was sent (command 0). Nil for HTTP/2 and for refusals that have no
+    /// status (an uninstalled app, a closed connection).
+    public var status: BinaryStatus?
+    /// HTTP/2: the reason answered (`.badDeviceToken`, `.unregistered`, …), with its status.
+    /// Nil for the binary gateway and for HTTP/2 refusals without an answer (GOAWAY, reset).
+    public var apnsReason: APNsReason?
+    /// Apple's name for the refusal: the binary status name ("Invalid token"), the HTTP/2
+    /// reason ("BadDeviceToken"), or what happened ("Unregistered", "Connection closed").
     public var reason: String
     /// A sentence saying exactly what was wrong ("token length 101 is over 100 bytes").
     public var detail: String
     /// What decided it.
     public var cause: Cause
-    /// Whether the 6-byte error response was written to the client.
+    /// Whether an answer was written: the 6-byte error response, or an HTTP/2 response.
     public var responseSent: Bool
     /// Whether the server closed the connection because of it.
     public var connectionClosed: Bool
@@ -43,6 +48,10 @@ public struct Rejection: Sendable, CustomStringConvertible {
     public var payload: Payload?
     /// The wire format, when the command byte was known.
     public var format: PushNotification.Format?
+    /// HTTP/2: the `apns-id` of the refused request.
+    public var apnsID: String?
+    /// HTTP/2 410: the time the token became invalid, sent as `timestamp` in the body.
+    public var unregisteredAt: Date?
     /// The connection it came over.
     public var connection: ConnectionInfo
     /// When the server refused it.
@@ -52,13 +61,14 @@ public struct Rejection: Sendable, CustomStringConvertible {
 
     /// A rejection record.
     public init(
-        status: BinaryStatus, reason: String? = nil, detail: String, cause: Cause, responseSent: Bool,
-        connectionClosed: Bool, identifier: UInt32 = 0, deviceToken: DeviceToken? = nil, payload: Payload? = nil,
-        format: PushNotification.Format? = nil, connection: ConnectionInfo, receivedAt: Date = Date(),
-        sequenceNumber: UInt64 = 0
+        status: BinaryStatus? = nil, apnsReason: APNsReason? = nil, reason: String? = nil, detail: String, cause: Cause,
+        responseSent: Bool, connectionClosed: Bool, identifier: UInt32 = 0, deviceToken: DeviceToken? = nil,
+        payload: Payload? = nil, format: PushNotification.Format? = nil, apnsID: String? = nil,
+        unregisteredAt: Date? = nil, connection: ConnectionInfo, receivedAt: Date = Date(), sequenceNumber: UInt64 = 0
     ) {
         self.status = status
-        self.reason = reason ?? status.name
+        self.apnsReason = apnsReason
+        self.reason = reason ?? apnsReason?.rawValue ?? status?.name ?? "Refused"
         self.detail = detail
         self.cause = cause
         self.responseSent = responseSent
@@ -67,6 +77,8 @@ public struct Rejection: Sendable, CustomStringConvertible {
         self.deviceToken = deviceToken
         self.payload = payload
         self.format = format
+        self.apnsID = apnsID
+        self.unregisteredAt = unregisteredAt
         self.connection = connection
         self.receivedAt = receivedAt
         self.sequenceNumber = sequenceNumber
@@ -74,8 +86,10 @@ public struct Rejection: Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "#\(sequenceNumber) \(reason) (\(cause)"
-        if status != .noErrors { text += ", status \(status.rawValue)" }
-        text += ") id \(identifier)"
+        if let status { text += ", status \(status.rawValue)" }
+        if let apnsReason { text += ", HTTP \(apnsReason.status)" }
+        text += ")"
+        text += apnsID.map { " apns-id \($0)" } ?? " id \(identifier)"
         if let deviceToken { text += " token \(deviceToken.hex)" }
         return text + ": \(detail)"
     }
