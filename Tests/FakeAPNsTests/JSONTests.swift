@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import XCTest
 
 @testable import FakeAPNs
@@ -378,6 +380,25 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(levels, 512)
     }
 
+    func testDeepestAcceptedValueParsesSerializesComparesAndFreesOnA1MBStack() {
+        let depth = JSONValue.maximumNestingDepth
+        let text = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
+        let finished = expectation(description: "worker thread finished")
+        let serialized = Mutex<String?>(nil)
+        let thread = Thread {
+            if let value = try? JSONValue(parsing: text), value == (try? JSONValue(parsing: text)) {
+                var hasher = Hasher()
+                value.hash(into: &hasher)
+                serialized.withLock { $0 = value.serialized() }
+            }
+            finished.fulfill()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        wait(for: [finished], timeout: 10)
+        XCTAssertEqual(serialized.withLock { $0 }, text)
+    }
+
     func testRejectsNestingOneLevelBeyondTheLimit() {
         let text = String(repeating: "[", count: 513) + String(repeating: "]", count: 513)
         assertRejects(text, at: 512, saying: "nesting deeper than 512 levels")
@@ -519,7 +540,8 @@ final class JSONTests: XCTestCase {
             JSONObject([
                 (key: "n", value: .null), (key: "b", value: .bool(true)), (key: "i", value: .int(1)),
                 (key: "d", value: .double(1.5)), (key: "s", value: .string("x")),
-                (key: "a", value: .array([.int(1)])), (key: "o", value: .object(JSONObject([(key: "k", value: .int(2))]))),
+                (key: "a", value: .array([.int(1)])),
+                (key: "o", value: .object(JSONObject([(key: "k", value: .int(2))]))),
             ])
         )
         XCTAssertEqual(value, expected)
@@ -544,6 +566,10 @@ final class JSONTests: XCTestCase {
 
     func testEscapesOtherControlCharactersAsUnicodeEscapes() {
         XCTAssertEqual(JSONValue.string("\u{0}\u{1}\u{1F}").serialized(), #""\u0000\u0001\u001f""#)
+    }
+
+    func testEscapesCarriageReturnLineFeedAsTwoEscapes() {
+        XCTAssertEqual(JSONValue.string("a\r\nb").serialized(), #""a\r\nb""#)
     }
 
     func testWritesSlashDeleteAndNonASCIIUnescaped() {
@@ -585,6 +611,8 @@ final class JSONTests: XCTestCase {
     func testIntegersSerializeWithoutFraction() {
         XCTAssertEqual(JSONValue.int(Int.min).serialized(), "-9223372036854775808")
         XCTAssertEqual(JSONValue.int(0).serialized(), "0")
+        XCTAssertEqual(JSONValue.int(-17).serialized(), "-17")
+        XCTAssertEqual(JSONValue.int(Int.max).serialized(), "9223372036854775807")
     }
 
     func testNonFiniteDoublesSerializeAsNull() {

@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <stdint.h>
 #include <stddef.h>
+#include "CFakeAPNsHTTP2.h"
 
 /// Server defaults: TLS 1.0 and later (legacy APNs clients), no renegotiation,
 /// a peer closing without close_notify is an ordinary end of stream.

@@ -43,6 +43,8 @@ extension JSONValue {
 struct JSONWriter {
     let sortedKeys: Bool
 
+    /// Writes one value. Containers are written by their own functions so that this one,
+    /// which recursion passes through at every level, keeps a small stack frame.
     func write(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
         case .null:
@@ -56,26 +58,34 @@ struct JSONWriter {
         case .string(let string):
             Self.writeString(string, to: &output)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
+            writeArray(elements, to: &output)
         case .object(let object):
-            output.append(UInt8(ascii: "{"))
-            if sortedKeys {
-                let members = object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-                for (position, member) in members.enumerated() {
-                    writeMember(member, isFirst: position == 0, to: &output)
-                }
-            } else {
-                for (position, member) in object.enumerated() {
-                    writeMember(member, isFirst: position == 0, to: &output)
-                }
-            }
-            output.append(UInt8(ascii: "}"))
+            writeObject(object, to: &output)
         }
+    }
+
+    private func writeArray(_ elements: [JSONValue], to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        for (position, element) in elements.enumerated() {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            write(element, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    private func writeObject(_ object: JSONObject, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        if sortedKeys {
+            let members = object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (position, member) in members.enumerated() {
+                writeMember(member, isFirst: position == 0, to: &output)
+            }
+        } else {
+            for (position, member) in object.enumerated() {
+                writeMember(member, isFirst: position == 0, to: &output)
+            }
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     private func writeMember(_ member: JSONObject.Element, isFirst: Bool, to output: inout [UInt8]) {

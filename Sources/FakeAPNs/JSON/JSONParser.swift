@@ -61,8 +61,9 @@ extension JSONValue {
 /// }
 /// ```
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The zero-based byte offset of the first byte that could not be accepted, or the input's
-    /// length when the input ended too early.
+    /// The zero-based byte offset of the problem: usually the first byte that could not be
+    /// accepted; for an unterminated string its opening quote, for a bad escape its backslash,
+    /// for an out-of-range number its first byte; the input's length when the input ended early.
     public let offset: Int
 
     /// A sentence for humans that names the problem and ends with its byte offset.
@@ -380,16 +381,17 @@ struct JSONParser {
     /// Checks one multi-byte UTF-8 sequence at `position` and steps over it.
     private mutating func skipUTF8Sequence() throws(JSONParseError) {
         let lead = input[position]
-        let continuationCount: Int
-        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+        // How many continuation bytes follow, and the range allowed for the first of them,
+        // which excludes overlong forms, UTF-16 surrogates (ED) and values above U+10FFFF (F4).
+        let (continuationCount, secondRange): (Int, ClosedRange<UInt8>)
         switch lead {
-        case 0xC2...0xDF: continuationCount = 1
-        case 0xE0: continuationCount = 2; secondRange = 0xA0...0xBF
-        case 0xE1...0xEC, 0xEE...0xEF: continuationCount = 2
-        case 0xED: continuationCount = 2; secondRange = 0x80...0x9F  // excludes UTF-16 surrogates
-        case 0xF0: continuationCount = 3; secondRange = 0x90...0xBF
-        case 0xF1...0xF3: continuationCount = 3
-        case 0xF4: continuationCount = 3; secondRange = 0x80...0x8F  // nothing above U+10FFFF
+        case 0xC2...0xDF: (continuationCount, secondRange) = (1, 0x80...0xBF)
+        case 0xE0: (continuationCount, secondRange) = (2, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (continuationCount, secondRange) = (2, 0x80...0xBF)
+        case 0xED: (continuationCount, secondRange) = (2, 0x80...0x9F)
+        case 0xF0: (continuationCount, secondRange) = (3, 0x90...0xBF)
+        case 0xF1...0xF3: (continuationCount, secondRange) = (3, 0x80...0xBF)
+        case 0xF4: (continuationCount, secondRange) = (3, 0x80...0x8F)
         default: throw failure("invalid UTF-8 byte \(hex(lead)) in string")
         }
         for offset in 1...continuationCount {

@@ -23,6 +23,13 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The feedback service's port; 0 lets the system pick (Apple's is 2196); nil: no
         /// feedback service.
         public var feedbackPort: Int?
+        /// The HTTP/2 provider API's port; 0 lets the system pick (Apple's are 443 and 2197);
+        /// nil: no HTTP/2 listener.
+        public var http2Port: Int?
+        /// How the HTTP/2 provider API authenticates providers (default: it does not).
+        public var authentication: HTTP2Authentication
+        /// The clock provider tokens are judged by (`iat` age); tests inject their own.
+        public var clock: @Sendable () -> Date
         /// The environment the server plays; tokens registered for the other one are refused.
         public var environment: APNsEnvironment
         /// Strict device registry: refuse tokens that are not registered (status 8).
@@ -36,7 +43,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
-            host: String = "127.0.0.1", gatewayPort: Int = 0, feedbackPort: Int? = 0,
+            host: String = "127.0.0.1", gatewayPort: Int = 0, feedbackPort: Int? = 0, http2Port: Int? = 0,
+            authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
             environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
             maximumPayloadSize: Int = 2048
@@ -44,6 +52,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.host = host
             self.gatewayPort = gatewayPort
             self.feedbackPort = feedbackPort
+            self.http2Port = http2Port
+            self.authentication = authentication
+            self.clock = clock
             self.environment = environment
             self.strictDeviceRegistry = strictDeviceRegistry
             self.identity = identity
@@ -69,6 +80,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     private let lock = ConditionLock()
     private var gateway: TLSListener?
     private var feedbackListener: TLSListener?
+    private var http2Listener: TLSListener?
     private var state = State.created
     private let connectionIDs = ConnectionCounter()
 
@@ -118,24 +130,54 @@ public final class FakeAPNsServer: @unchecked Sendable {
             }
             _ = try gateway.start()
             self.gateway = gateway
-            if let feedbackPort = configuration.feedbackPort {
-                let feedback = self.feedback
-                let listener = TLSListener(
-                    name: "feedback", host: configuration.host, port: feedbackPort, context: context,
-                    connectionIDs: connectionIDs
-                ) { connection in
-                    FeedbackSession(connection: connection, feedback: feedback, onRead: { _, _ in }).run()
-                }
-                do {
+            do {
+                if let feedbackPort = configuration.feedbackPort {
+                    let feedback = self.feedback
+                    let listener = TLSListener(
+                        name: "feedback", host: configuration.host, port: feedbackPort, context: context,
+                        connectionIDs: connectionIDs
+                    ) { connection in
+                        FeedbackSession(connection: connection, feedback: feedback, onRead: { _, _ in }).run()
+                    }
                     _ = try listener.start()
-                } catch {
-                    gateway.stop()
-                    self.gateway = nil
-                    throw error
+                    feedbackListener = listener
                 }
-                feedbackListener = listener
+                if let http2Port = configuration.http2Port {
+                    let listener = try makeHTTP2Listener(port: http2Port)
+                    _ = try listener.start()
+                    http2Listener = listener
+                }
+            } catch {
+                [self.gateway, feedbackListener, http2Listener].forEach { $0?.stop() }
+                self.gateway = nil
+                feedbackListener = nil
+                http2Listener = nil
+                throw error
             }
             state = .running
+        }
+    }
+
+    private func makeHTTP2Listener(port: Int) throws -> TLSListener {
+        // Certificate authentication needs the certificate asked for; without one the request
+        // is answered 403 MissingProviderToken, as APNs does, so asking is enough.
+        var clientCertificates = configuration.clientCertificates
+        if configuration.authentication == .certificate && clientCertificates.mode == .off {
+            clientCertificates = .optional()
+        }
+        let context = try TLSContext.server(
+            identity: configuration.identity, clientCertificates: clientCertificates, offerHTTP2: true)
+        var verifier: ProviderTokenVerifier?
+        if case .token(let keys) = configuration.authentication {
+            verifier = ProviderTokenVerifier(keys: keys)
+        }
+        let http2Context = HTTP2Context(
+            validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
+            policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
+        return TLSListener(
+            name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs
+        ) { connection in
+            HTTP2Connection(connection: connection, context: http2Context).run()
         }
     }
 
@@ -144,7 +186,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public func stop() {
         let listeners: [TLSListener] = lock.withLock {
             state = .stopped
-            return [gateway, feedbackListener].compactMap { $0 }
+            return [gateway, feedbackListener, http2Listener].compactMap { $0 }
         }
         listeners.forEach { $0.stop() }
     }
@@ -159,9 +201,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
         lock.withLock { feedbackListener?.port ?? 0 }
     }
 
+    /// The HTTP/2 provider API's bound port (0 before `start()` or without HTTP/2).
+    public var http2Port: Int {
+        lock.withLock { http2Listener?.port ?? 0 }
+    }
+
     /// How many client connections are open now, on every listener.
     public var openConnectionCount: Int {
-        lock.withLock { (gateway?.openConnectionCount ?? 0) + (feedbackListener?.openConnectionCount ?? 0) }
+        lock.withLock {
+            [gateway, feedbackListener, http2Listener].reduce(0) { $0 + ($1?.openConnectionCount ?? 0) }
+        }
     }
 }
 

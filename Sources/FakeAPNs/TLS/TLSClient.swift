@@ -16,13 +16,14 @@ final class TLSClient: @unchecked Sendable {
     ///   - identity: a client certificate to present.
     init(
         host: String, port: Int, trustedCAsPEM: String? = TestCertificates.caPEM, identity: TLSIdentity? = nil,
-        readTimeout: Duration = .seconds(10)
+        readTimeout: Duration = .seconds(10), offerHTTP2: Bool = false
     ) throws {
         let context = try TLSContext.client(trustedCAsPEM: trustedCAsPEM, identity: identity)
         let socket = try Socket.connect(host: host, port: port)
         Self.setReadTimeout(socket, readTimeout)
         do {
             stream = try TLSStream(connectedSocket: socket, context: context, serverName: host)
+            if offerHTTP2 { stream.requestHTTP2() }
         } catch {
             Glibc.close(socket)
             throw error

@@ -16,7 +16,9 @@ final class TLSContext: @unchecked Sendable {
     }
 
     /// A server context presenting `identity` and applying `clientCertificates`.
-    static func server(identity: TLSIdentity, clientCertificates: ClientCertificatePolicy) throws -> TLSContext {
+    static func server(
+        identity: TLSIdentity, clientCertificates: ClientCertificatePolicy, offerHTTP2: Bool = false
+    ) throws -> TLSContext {
         guard let raw = SSL_CTX_new(TLS_server_method()) else {
             throw TLSError.fromErrorQueue("creating the server context")
         }
@@ -36,6 +38,7 @@ final class TLSContext: @unchecked Sendable {
             if clientCertificates.mode == .required { flags |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT }
             SSL_CTX_set_verify(raw, flags, nil)
         }
+        if offerHTTP2 { fakeapns_ssl_ctx_select_h2(raw) }
         return context
     }
 

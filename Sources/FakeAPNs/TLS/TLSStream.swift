@@ -97,7 +97,38 @@ final class TLSStream: @unchecked Sendable {
             fakeapns_x509_subject_uid(certificate, $0.baseAddress, Int32($0.count))
         }
         let topic = uidLength > 0 ? Self.string(buffer, Int(uidLength)) : nil
-        return ClientCertificateInfo(subject: subject, topic: topic)
+        var topics = topic.map { [$0] } ?? []
+        for listed in Self.extensionValue(certificate, oid: "1.2.840.113635.100.6.3.6")
+            .flatMap({ CertificateTopics.parse(extensionValue: $0) }) ?? [] where !topics.contains(listed.topic) {
+            topics.append(listed.topic)
+        }
+        var environments: Set<APNsEnvironment> = []
+        if Self.extensionValue(certificate, oid: "1.2.840.113635.100.6.3.1") != nil { environments.insert(.sandbox) }
+        if Self.extensionValue(certificate, oid: "1.2.840.113635.100.6.3.2") != nil { environments.insert(.production) }
+        return ClientCertificateInfo(subject: subject, topic: topic, topics: topics, environments: environments)
+    }
+
+    /// The content of an extension's OCTET STRING, or nil when the certificate lacks it.
+    private static func extensionValue(_ certificate: OpaquePointer, oid: String) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let length = buffer.withUnsafeMutableBufferPointer {
+            fakeapns_x509_extension_value(certificate, oid, $0.baseAddress, Int32($0.count))
+        }
+        return length > 0 ? Array(buffer[0..<Int(length)]) : nil
+    }
+
+    /// Asks for ALPN "h2" (client side, before the handshake).
+    func requestHTTP2() {
+        _ = fakeapns_ssl_request_h2(ssl)
+    }
+
+    /// The protocol agreed with ALPN ("h2"), or nil when none was.
+    var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
     /// The negotiated protocol version, e.g. "TLSv1.3".

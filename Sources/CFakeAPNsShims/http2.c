@@ -1,0 +1,121 @@
+#include "CFakeAPNsHTTP2.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* A body being sent: owned by the stream (its user data) until fully read or the stream closes. */
+typedef struct {
+    uint8_t *data;
+    size_t length;
+    size_t offset;
+} body_source;
+
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+typedef nghttp2_ssize read_result;
+#else
+typedef ssize_t read_result;
+#endif
+
+static read_result read_body(nghttp2_session *session, int32_t stream_id, uint8_t *buffer, size_t length,
+                             uint32_t *flags, nghttp2_data_source *source, void *user_data) {
+    (void)user_data;
+    body_source *body = source->ptr;
+    size_t left = body->length - body->offset;
+    size_t count = left < length ? left : length;
+    memcpy(buffer, body->data + body->offset, count);
+    body->offset += count;
+    if (body->offset == body->length) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        free(body->data);
+        free(body);
+    }
+    return (read_result)count;
+}
+
+static body_source *copy_body(const uint8_t *data, size_t length) {
+    body_source *body = malloc(sizeof *body);
+    if (body == NULL) return NULL;
+    body->data = malloc(length > 0 ? length : 1);
+    if (body->data == NULL) { free(body); return NULL; }
+    memcpy(body->data, data, length);
+    body->length = length;
+    body->offset = 0;
+    return body;
+}
+
+long fakeapns_h2_mem_send(nghttp2_session *session, const uint8_t **data) {
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+    return (long)nghttp2_session_mem_send2(session, data);
+#else
+    return (long)nghttp2_session_mem_send(session, data);
+#endif
+}
+
+long fakeapns_h2_mem_recv(nghttp2_session *session, const uint8_t *in, size_t length) {
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+    return (long)nghttp2_session_mem_recv2(session, in, length);
+#else
+    return (long)nghttp2_session_mem_recv(session, in, length);
+#endif
+}
+
+int fakeapns_h2_submit_response(nghttp2_session *session, int32_t stream_id, const nghttp2_nv *nva,
+                                size_t nvlen, const uint8_t *body, size_t body_length) {
+    if (body == NULL || body_length == 0) {
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+        return nghttp2_submit_response2(session, stream_id, nva, nvlen, NULL);
+#else
+        return nghttp2_submit_response(session, stream_id, nva, nvlen, NULL);
+#endif
+    }
+    body_source *source = copy_body(body, body_length);
+    if (source == NULL) return NGHTTP2_ERR_NOMEM;
+    nghttp2_session_set_stream_user_data(session, stream_id, source);
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+    nghttp2_data_provider2 provider = {.source = {.ptr = source}, .read_callback = read_body};
+    int result = nghttp2_submit_response2(session, stream_id, nva, nvlen, &provider);
+#else
+    nghttp2_data_provider provider = {.source = {.ptr = source}, .read_callback = read_body};
+    int result = nghttp2_submit_response(session, stream_id, nva, nvlen, &provider);
+#endif
+    if (result != 0) {
+        nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        free(source->data);
+        free(source);
+    }
+    return result;
+}
+
+int32_t fakeapns_h2_submit_request(nghttp2_session *session, const nghttp2_nv *nva, size_t nvlen,
+                                   const uint8_t *body, size_t body_length) {
+    if (body == NULL || body_length == 0) {
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+        return nghttp2_submit_request2(session, NULL, nva, nvlen, NULL, NULL);
+#else
+        return nghttp2_submit_request(session, NULL, nva, nvlen, NULL, NULL);
+#endif
+    }
+    body_source *source = copy_body(body, body_length);
+    if (source == NULL) return NGHTTP2_ERR_NOMEM;
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+    nghttp2_data_provider2 provider = {.source = {.ptr = source}, .read_callback = read_body};
+    int32_t stream_id = nghttp2_submit_request2(session, NULL, nva, nvlen, &provider, source);
+#else
+    nghttp2_data_provider provider = {.source = {.ptr = source}, .read_callback = read_body};
+    int32_t stream_id = nghttp2_submit_request(session, NULL, nva, nvlen, &provider, source);
+#endif
+    if (stream_id < 0) {
+        free(source->data);
+        free(source);
+    }
+    return stream_id;
+}
+
+void fakeapns_h2_release_stream_body(nghttp2_session *session, int32_t stream_id) {
+    body_source *body = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (body != NULL) {
+        nghttp2_session_set_stream_user_data(session, stream_id, NULL);
+        free(body->data);
+        free(body);
+    }
+}

@@ -1,0 +1,241 @@
+internal import COpenSSL
+import Foundation
+
+/// A key the server trusts for token authentication: the public half of an APNs auth key
+/// (`AuthKey_<key id>.p8`), with the key ID and the team ID Apple issued it under.
+///
+/// A provider token is accepted when its header's `kid` names a trusted key, its `iss` claim is
+/// that key's team, and its ES256 signature verifies with that key. Users hold the `.p8`, so the
+/// usual way to make one is from the private key; the server keeps only the public key.
+///
+/// ```swift
+/// let key = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", p8File: "AuthKey_ABC123DEFG.p8")
+/// let same = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKeyPEM: publicPEM)
+/// key == same   // true: keys compare by key ID, team ID and public key
+/// ```
+///
+/// Every initialiser checks that the key is an EC key on the P-256 curve (ES256), and throws a
+/// ``JWTKeyError`` that says what is wrong otherwise.
+public struct JWTSigningKey: Sendable, Hashable {
+    /// The key ID: the `kid` of the tokens it verifies (10 characters at Apple).
+    public let keyID: String
+    /// The team ID: the `iss` claim of the tokens it verifies (10 characters at Apple).
+    public let teamID: String
+    /// The public key as SubjectPublicKeyInfo DER.
+    let publicKeyDER: [UInt8]
+    /// The parsed public key, kept so verification does not parse it again.
+    let publicKey: EVPKey
+
+    /// The public key as SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`), in OpenSSL's
+    /// layout (64-character lines) whatever layout it was given in.
+    public var publicKeyPEM: String {
+        let base64 = Data(publicKeyDER).base64EncodedString()
+        var lines = ["-----BEGIN PUBLIC KEY-----"]
+        var start = base64.startIndex
+        while start < base64.endIndex {
+            let end = base64.index(start, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex
+            lines.append(String(base64[start..<end]))
+            start = end
+        }
+        lines.append("-----END PUBLIC KEY-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A trusted key from its public key in PEM (`-----BEGIN PUBLIC KEY-----`).
+    ///
+    /// - Throws: ``JWTKeyError`` when the IDs are empty, the text is not a PEM public key, or
+    ///   the key is not EC P-256.
+    public init(keyID: String, teamID: String, publicKeyPEM: String) throws(JWTKeyError) {
+        guard let key = EVPKey.publicKey(fromPEM: publicKeyPEM) else {
+            let hint =
+                publicKeyPEM.contains("PRIVATE KEY-----")
+                ? " (this is a private key: use init(keyID:teamID:privateKeyPEM:))" : ""
+            throw JWTKeyError("not a PEM public key (-----BEGIN PUBLIC KEY-----)\(hint)")
+        }
+        try self.init(keyID: keyID, teamID: teamID, key: key)
+    }
+
+    /// A trusted key from the private key of an APNs auth key (the `.p8` contents, PKCS#8 PEM),
+    /// keeping only its public half.
+    ///
+    /// ```swift
+    /// let key = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", privateKeyPEM: p8Text)
+    /// ```
+    ///
+    /// - Throws: ``JWTKeyError`` when the IDs are empty, the text is not a PEM private key, or
+    ///   the key is not EC P-256.
+    public init(keyID: String, teamID: String, privateKeyPEM: String) throws(JWTKeyError) {
+        try self.init(keyID: keyID, teamID: teamID, key: EVPKey.publicHalf(ofPrivateKeyPEM: privateKeyPEM))
+    }
+
+    /// A trusted key from an APNs auth key file (`AuthKey_<key id>.p8`) at `p8File`.
+    ///
+    /// - Throws: ``JWTKeyError`` when the file cannot be read, or as
+    ///   ``init(keyID:teamID:privateKeyPEM:)``.
+    public init(keyID: String, teamID: String, p8File: String) throws(JWTKeyError) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: p8File, encoding: .utf8)
+        } catch {
+            throw JWTKeyError("cannot read the .p8 file \(p8File): \(error.localizedDescription)")
+        }
+        let key: EVPKey
+        do {
+            key = try EVPKey.publicHalf(ofPrivateKeyPEM: text)
+            try key.requireP256()
+        } catch {
+            throw JWTKeyError("\(p8File): \(error.message)")
+        }
+        try self.init(keyID: keyID, teamID: teamID, key: key)
+    }
+
+    /// The built-in test key: key ID ``TestCertificates/jwtKeyID``, team ID
+    /// ``TestCertificates/jwtTeamID`` and the public key ``TestCertificates/jwtPublicKeyPEM``.
+    /// Tokens from ``ProviderTokenSigner/sign(keyID:teamID:issuedAt:privateKeyPEM:signatureEncoding:)``
+    /// with its defaults verify with it.
+    public static let test: JWTSigningKey = {
+        do {
+            return try JWTSigningKey(
+                keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID,
+                publicKeyPEM: TestCertificates.jwtPublicKeyPEM)
+        } catch {
+            // The fixture is a constant of this module; ProviderTokenTests guards it.
+            fatalError("the built-in JWT public key does not load: \(error)")
+        }
+    }()
+
+    private init(keyID: String, teamID: String, key: EVPKey) throws(JWTKeyError) {
+        guard !keyID.isEmpty else { throw JWTKeyError("the key ID is empty") }
+        guard !teamID.isEmpty else { throw JWTKeyError("the team ID is empty") }
+        try key.requireP256()
+        guard let der = key.subjectPublicKeyInfoDER() else {
+            throw JWTKeyError("could not encode the public key")
+        }
+        self.keyID = keyID
+        self.teamID = teamID
+        self.publicKeyDER = der
+        self.publicKey = key
+    }
+
+    /// Keys are equal when their key IDs, team IDs and public keys are.
+    public static func == (lhs: JWTSigningKey, rhs: JWTSigningKey) -> Bool {
+        lhs.keyID == rhs.keyID && lhs.teamID == rhs.teamID && lhs.publicKeyDER == rhs.publicKeyDER
+    }
+
+    /// Hashes the key ID, team ID and public key.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keyID)
+        hasher.combine(teamID)
+        hasher.combine(publicKeyDER)
+    }
+}
+
+// MARK: - JWTKeyError
+
+/// Why a JWT key could not be used: bad PEM, a key that is not EC P-256, an unreadable file.
+///
+/// ```swift
+/// do {
+///     _ = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKeyPEM: rsaPEM)
+/// } catch {
+///     print(error)   // JWT key error: an RSA key; ES256 needs an EC key on the P-256 curve
+/// }
+/// ```
+public struct JWTKeyError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong, as one sentence fragment.
+    public let message: String
+
+    /// An error saying `message`.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    /// `JWT key error: ` and the message.
+    public var description: String { "JWT key error: \(message)" }
+}
+
+// MARK: - EVPKey
+
+/// An OpenSSL `EVP_PKEY`, freed with its owner. Immutable after creation; OpenSSL allows
+/// concurrent signing and verification with one key, which makes it safe to share.
+final class EVPKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        EVP_PKEY_free(pointer)
+    }
+
+    /// A public key from SubjectPublicKeyInfo PEM, or nil.
+    static func publicKey(fromPEM pem: String) -> EVPKey? {
+        defer { ERR_clear_error() }
+        var bytes = Array(pem.utf8)
+        guard bytes.count <= Int(Int32.max) else { return nil }
+        return bytes.withUnsafeMutableBytes { buffer -> EVPKey? in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PUBKEY(bio, nil, nil, nil).map(EVPKey.init)
+        }
+    }
+
+    /// A public key from SubjectPublicKeyInfo DER, or nil.
+    static func publicKey(fromDER der: [UInt8]) -> EVPKey? {
+        defer { ERR_clear_error() }
+        return der.withUnsafeBufferPointer { buffer -> EVPKey? in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count).map(EVPKey.init)
+        }
+    }
+
+    /// A private key from PEM (PKCS#8 or traditional), unencrypted.
+    static func privateKey(fromPEM pem: String) throws(JWTKeyError) -> EVPKey {
+        do {
+            return EVPKey(try TLSContext.privateKey(fromPEM: pem, passphrase: nil))
+        } catch {
+            throw JWTKeyError("not a PEM private key (an APNs .p8 is -----BEGIN PRIVATE KEY-----): \((error as? TLSError)?.details ?? "\(error)")")
+        }
+    }
+
+    /// The public key of a private key in PEM.
+    static func publicHalf(ofPrivateKeyPEM pem: String) throws(JWTKeyError) -> EVPKey {
+        let privateKey = try privateKey(fromPEM: pem)
+        guard let der = privateKey.subjectPublicKeyInfoDER(), let key = publicKey(fromDER: der) else {
+            throw JWTKeyError("could not derive the public key from the private key")
+        }
+        return key
+    }
+
+    /// The public half as SubjectPublicKeyInfo DER, or nil when OpenSSL cannot encode it.
+    func subjectPublicKeyInfoDER() -> [UInt8]? {
+        defer { ERR_clear_error() }
+        let length = i2d_PUBKEY(pointer, nil)
+        guard length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_PUBKEY(pointer, &cursor)
+        }
+        return written == length ? der : nil
+    }
+
+    /// Throws unless this is an EC key on P-256, the only curve ES256 allows.
+    func requireP256() throws(JWTKeyError) {
+        let type = EVP_PKEY_get0_type_name(pointer).map { String(cString: $0) } ?? "unknown"
+        guard EVP_PKEY_is_a(pointer, "EC") == 1 else {
+            throw JWTKeyError("an \(type) key; ES256 needs an EC key on the P-256 curve")
+        }
+        var name = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1, length < name.count else {
+            ERR_clear_error()
+            throw JWTKeyError("an EC key with no named curve; ES256 needs the P-256 curve")
+        }
+        let curve = String(decoding: name[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard ["prime256v1", "P-256", "secp256r1"].contains(curve) else {
+            throw JWTKeyError("an EC key on the \(curve) curve; ES256 needs the P-256 curve (prime256v1)")
+        }
+    }
+}

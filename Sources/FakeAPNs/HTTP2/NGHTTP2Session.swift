@@ -1,0 +1,213 @@
+internal import CFakeAPNsShims
+internal import CNGHTTP2
+
+/// What an HTTP/2 session reports, one event at a time, on the thread that feeds it bytes.
+protocol HTTP2SessionDelegate: AnyObject {
+    /// A stream's header block begins (a request on a server, a response on a client).
+    func streamBegan(_ stream: Int32)
+    /// One header field of a stream's header block.
+    func header(_ stream: Int32, name: String, value: String)
+    /// Body bytes of a stream.
+    func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
+    /// A complete header block arrived; `endsStream` when no body follows.
+    func headersEnded(_ stream: Int32, endsStream: Bool)
+    /// The peer finished sending on a stream (END_STREAM on HEADERS or DATA).
+    func streamEnded(_ stream: Int32)
+    /// The stream closed, normally or by RST_STREAM (`errorCode` non-zero).
+    func streamClosed(_ stream: Int32, errorCode: UInt32)
+    /// The peer sent GOAWAY.
+    func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8])
+}
+
+extension HTTP2SessionDelegate {
+    func headersEnded(_ stream: Int32, endsStream: Bool) {}
+    func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {}
+}
+
+/// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
+/// with `takeOutput`, events to the delegate. Not thread-safe: one connection thread owns it.
+final class NGHTTP2Session {
+    private var session: OpaquePointer?
+    private unowned let delegate: any HTTP2SessionDelegate
+
+    /// Header names are lowercase on the wire and header values bounded; nghttp2 checks both.
+    init(server: Bool, delegate: any HTTP2SessionDelegate) throws {
+        self.delegate = delegate
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        var created: OpaquePointer?
+        let callbacks = Callbacks.shared.pointer
+        let result = server
+            ? nghttp2_session_server_new(&created, callbacks, userData)
+            : nghttp2_session_client_new(&created, callbacks, userData)
+        guard result == 0, let created else {
+            throw HTTP2Error("creating an HTTP/2 session: \(String(cString: nghttp2_strerror(result)))")
+        }
+        session = created
+    }
+
+    deinit {
+        nghttp2_session_del(session)
+    }
+
+    /// Queues a SETTINGS frame.
+    func submitSettings(_ settings: [(id: Int32, value: UInt32)]) {
+        var entries = settings.map { nghttp2_settings_entry(settings_id: $0.id, value: $0.value) }
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+    }
+
+    /// Queues a response: headers, and the body (as DATA ending the stream) when not empty.
+    func submitResponse(_ stream: Int32, headers: [(String, String)], body: [UInt8]) {
+        Self.withNameValues(headers) { nva, count in
+            body.withUnsafeBufferPointer { bytes in
+                _ = fakeapns_h2_submit_response(session, stream, nva, count, bytes.baseAddress, bytes.count)
+            }
+        }
+    }
+
+    /// Queues a request; returns its stream id (negative on failure).
+    func submitRequest(headers: [(String, String)], body: [UInt8]) -> Int32 {
+        Self.withNameValues(headers) { nva, count in
+            body.withUnsafeBufferPointer { bytes in
+                fakeapns_h2_submit_request(session, nva, count, bytes.baseAddress, bytes.count)
+            }
+        }
+    }
+
+    /// Queues RST_STREAM.
+    func submitReset(_ stream: Int32, errorCode: UInt32) {
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+    }
+
+    /// Queues GOAWAY with debug data.
+    func submitGoAway(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {
+        debugData.withUnsafeBufferPointer { bytes in
+            _ = nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStream, errorCode, bytes.baseAddress, bytes.count)
+        }
+    }
+
+    /// The highest stream id the session processed.
+    var lastProcessedStream: Int32 {
+        nghttp2_session_get_last_proc_stream_id(session)
+    }
+
+    /// Feeds received bytes; throws on a protocol error (nghttp2 has then queued GOAWAY).
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        let result = fakeapns_h2_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            throw HTTP2Error("HTTP/2 protocol error: \(String(cString: nghttp2_strerror(Int32(result))))")
+        }
+    }
+
+    /// Everything nghttp2 wants to send now, in one buffer (empty when nothing).
+    func takeOutput() throws -> [UInt8] {
+        var output: [UInt8] = []
+        while true {
+            var data: UnsafePointer<UInt8>?
+            let length = fakeapns_h2_mem_send(session, &data)
+            if length < 0 {
+                throw HTTP2Error("HTTP/2 send error: \(String(cString: nghttp2_strerror(Int32(length))))")
+            }
+            guard length > 0, let data else { return output }
+            output.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+        }
+    }
+
+    /// Whether the session still reads or writes; false once both sides are done (after GOAWAY).
+    var isAlive: Bool {
+        nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+    }
+
+    // MARK: - nghttp2 callbacks
+
+    private static func owner(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
+        Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    /// The callback table, made once for every session.
+    private final class Callbacks: @unchecked Sendable {
+        static let shared = Callbacks()
+        let pointer: OpaquePointer
+
+        private init() {
+            var callbacks: OpaquePointer?
+            nghttp2_session_callbacks_new(&callbacks)
+            nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+                guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+                NGHTTP2Session.owner(userData).delegate.streamBegan(frame.pointee.hd.stream_id)
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+                guard let frame, let name, let value else { return 0 }
+                NGHTTP2Session.owner(userData).delegate.header(
+                    frame.pointee.hd.stream_id,
+                    name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
+                    value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
+                guard let data else { return 0 }
+                NGHTTP2Session.owner(userData).delegate.data(stream, UnsafeRawBufferPointer(start: data, count: length))
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+                guard let frame else { return 0 }
+                let owner = NGHTTP2Session.owner(userData)
+                let header = frame.pointee.hd
+                let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+                switch UInt32(header.type) {
+                case NGHTTP2_HEADERS.rawValue:
+                    owner.delegate.headersEnded(header.stream_id, endsStream: endsStream)
+                    if endsStream { owner.delegate.streamEnded(header.stream_id) }
+                case NGHTTP2_DATA.rawValue:
+                    if endsStream { owner.delegate.streamEnded(header.stream_id) }
+                case NGHTTP2_GOAWAY.rawValue:
+                    let goAway = frame.pointee.goaway
+                    let debug = goAway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len)) } ?? []
+                    owner.delegate.goAwayReceived(lastStream: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debug)
+                default:
+                    break
+                }
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, stream, errorCode, userData in
+                fakeapns_h2_release_stream_body(session, stream)
+                NGHTTP2Session.owner(userData).delegate.streamClosed(stream, errorCode: errorCode)
+                return 0
+            }
+            pointer = callbacks!
+        }
+    }
+
+    /// Calls `body` with an nghttp2_nv array for `headers`, valid during the call.
+    private static func withNameValues<T>(
+        _ headers: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T
+    ) -> T {
+        var storage: [UInt8] = []
+        var spans: [(Int, Int, Int, Int)] = []
+        for (name, value) in headers {
+            let nameStart = storage.count
+            storage += name.utf8
+            let valueStart = storage.count
+            storage += value.utf8
+            spans.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
+        }
+        storage.append(0)
+        return storage.withUnsafeMutableBufferPointer { bytes in
+            let base = bytes.baseAddress!
+            let nva = spans.map { span in
+                nghttp2_nv(
+                    name: base + span.0, value: base + span.2, namelen: span.1, valuelen: span.3,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+        }
+    }
+}
+
+/// A failure of the HTTP/2 layer.
+struct HTTP2Error: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

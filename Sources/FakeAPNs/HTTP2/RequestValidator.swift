@@ -1,0 +1,439 @@
+import Foundation
+
+/// Which topics a request may push to, as its connection's authentication decides.
+enum TopicAuthority: Sendable, Hashable {
+    /// No authentication: `apns-topic` is optional and any topic is allowed.
+    case any
+    /// Token (JWT) authentication: `apns-topic` is required, and any topic is allowed here
+    /// (binding topics to the token's team is the JWT check's job).
+    case token
+    /// Certificate authentication: the topics the client certificate covers, that is its
+    /// subject UID and the topics of Apple's topics extension (``CertificateTopics``).
+    /// Repeats are harmless (a universal certificate's UID is usually also its `app` topic).
+    /// A request without `apns-topic` gets the certificate's topic when it has exactly one.
+    case certificate(topics: [String])
+}
+
+/// What ``RequestValidator`` decided about one request.
+enum RequestValidation: Sendable {
+    /// APNs would accept the request: here is what it says.
+    case accepted(ValidatedRequest)
+    /// APNs would refuse the request with `reason` (whose `status` is the HTTP status);
+    /// `detail` says what was wrong, for logs and test failures, never for the response body.
+    case rejected(APNsReason, detail: String)
+}
+
+/// A request that passed every check: the notification's fields, parsed and defaulted.
+struct ValidatedRequest: Sendable {
+    /// The device token from the path.
+    var deviceToken: DeviceToken
+    /// The client's `apns-id` lowercased, or a new random UUID, lowercase.
+    var apnsID: String
+    /// Whether ``apnsID`` was made up because the client sent none.
+    var apnsIDWasGenerated: Bool
+    /// `apns-expiration` in UNIX seconds (0: deliver once, do not store); nil when absent.
+    var expiration: UInt32?
+    /// `apns-priority`; 10 when absent.
+    var priority: Priority
+    /// `apns-topic`, or the certificate's only topic when absent; nil when absent with no
+    /// authentication.
+    var topic: String?
+    /// `apns-push-type`, when sent.
+    var pushType: PushType?
+    /// `apns-collapse-id`, when sent.
+    var collapseID: String?
+    /// The raw `authorization` header (`bearer <JWT>`), for the transport's token check.
+    var authorization: String?
+    /// The body. Invalid JSON is accepted: APNs documents no reason for it, so the payload
+    /// only records its problem in ``Payload/parseError``.
+    var payload: Payload
+}
+
+/// Checks one HTTP/2 request against the provider API's rules and answers as APNs would: the
+/// notification's fields, or the reason Apple gives for refusing it.
+///
+/// Pure and total: no I/O, no force unwraps on input, time linear in the request's size, any
+/// bytes in any field give an answer. Header values are compared exactly, without trimming.
+///
+/// ## Order of checks
+/// When several things are wrong, the first failing check in this fixed order is the answer
+/// (tests pin it):
+///
+/// 1. `:method` is `POST`, else 405 `MethodNotAllowed`.
+/// 2. `:path` is `/3/device/<token>`, else 404 `BadPath`; `/3/device` and `/3/device/` give
+///    400 `MissingDeviceToken`. A `<token>` holding `/` is another path (`BadPath`); one
+///    holding a query string is a bad token (step 4).
+/// 3. No header name, pseudo-headers and unknown headers included, appears twice, else
+///    `DuplicateHeaders`.
+/// 4. The token is 2 to ``maximumDeviceTokenHexDigits`` hex digits (either case), an even
+///    number, and nothing else, else `BadDeviceToken`.
+/// 5. `apns-id`, when present, is a canonical 8-4-4-4-12 UUID (either case), else
+///    `BadMessageId`.
+/// 6. `apns-expiration`, when present, is decimal digits only whose value fits `UInt32`,
+///    else `BadExpirationDate`.
+/// 7. `apns-priority`, when present, is exactly `10`, `5` or `1`, else `BadPriority`.
+/// 8. `apns-push-type`, when present, is a type Apple documents (``PushType/known``), else
+///    `InvalidPushType`.
+/// 9. `apns-collapse-id`, when present, is at most 64 UTF-8 bytes, else `BadCollapseId`.
+/// 10. `apns-topic`, when present, is not empty and holds no whitespace or control
+///     character, else `BadTopic`.
+/// 11. The topic is allowed by the ``TopicAuthority``, else `MissingTopic` or
+///     `TopicDisallowed`.
+/// 12. The topic's suffix agrees with the push type (when both are known), else
+///     `InvalidPushType`.
+/// 13. A `background` push is not at priority 10, else `BadPriority`. An absent
+///     `apns-priority` means 10, so a background push without one fails, as on APNs.
+/// 14. The body is not empty, else `PayloadEmpty`.
+/// 15. The body fits the limit, else 413 `PayloadTooLarge`.
+///
+/// ```swift
+/// let validator = RequestValidator()
+/// switch validator.validate(request, topics: .certificate(topics: ["com.example.app"])) {
+/// case .accepted(let fields): deliver(fields)
+/// case .rejected(let reason, let detail): respond(reason.status, reason.rawValue, log: detail)
+/// }
+/// ```
+struct RequestValidator: Sendable {
+    /// The longest token accepted in the path, in hex digits: 100 bytes. Today's tokens are
+    /// 32 bytes; Apple warns they vary and will grow, and 100 bytes is the size it once
+    /// announced as the ceiling. Anything longer is `BadDeviceToken`.
+    static let maximumDeviceTokenHexDigits = 200
+    /// The longest `apns-collapse-id`, in UTF-8 bytes.
+    static let maximumCollapseIDBytes = 64
+
+    /// The largest body accepted for every push type but VoIP (Apple: 4096).
+    var maximumPayloadSize: Int
+    /// The largest body accepted for VoIP pushes (Apple: 5120). A request without
+    /// `apns-push-type` whose topic ends in `.voip` is a VoIP push here too, as PushKit
+    /// clients from before push types send them.
+    var maximumVoIPPayloadSize: Int
+
+    /// A validator with Apple's payload limits, or others.
+    init(maximumPayloadSize: Int = 4096, maximumVoIPPayloadSize: Int = 5120) {
+        self.maximumPayloadSize = maximumPayloadSize
+        self.maximumVoIPPayloadSize = maximumVoIPPayloadSize
+    }
+
+    /// Checks `request` in the documented order; `topics` says which topics its connection
+    /// may push to.
+    func validate(_ request: HTTP2Request, topics: TopicAuthority) -> RequestValidation {
+        let fields = HeaderFields(request.headers)
+
+        // 1-4: method, path, duplicates, token.
+        let method = fields.method ?? ""
+        guard method == "POST" else {
+            return .rejected(.methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST")
+        }
+        let tokenText: Substring
+        switch Self.tokenText(inPath: fields.path ?? "") {
+        case .token(let text): tokenText = text
+        case .missing: return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(fields.path ?? "")) has no device token")
+        case .badPath: return .rejected(.badPath, detail: "path \(Self.quoted(fields.path ?? "")) is not /3/device/<token>")
+        }
+        if let duplicate = fields.firstDuplicate {
+            return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
+        }
+        guard let deviceToken = Self.strictToken(tokenText) else {
+            return .rejected(
+                .badDeviceToken,
+                detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
+                    + " \(Self.maximumDeviceTokenHexDigits)")
+        }
+
+        // 5-9: each header on its own.
+        var apnsID = UUID().uuidString.lowercased()
+        var apnsIDWasGenerated = true
+        if let value = fields.apnsID {
+            guard let canonical = Self.canonicalUUID(value) else {
+                return .rejected(.badMessageId, detail: "apns-id \(Self.quoted(value)) is not a UUID 8-4-4-4-12")
+            }
+            apnsID = canonical
+            apnsIDWasGenerated = false
+        }
+        var expiration: UInt32?
+        if let value = fields.expiration {
+            guard let seconds = Self.decimalUInt32(value) else {
+                return .rejected(
+                    .badExpirationDate,
+                    detail: "apns-expiration \(Self.quoted(value)) is not a decimal number of seconds from 0 to"
+                        + " \(UInt32.max)")
+            }
+            expiration = seconds
+        }
+        var priority = Priority.immediately
+        if let value = fields.priority {
+            switch value {
+            case "10": priority = .immediately
+            case "5": priority = .consideringDevicePower
+            case "1": priority = .prioritizingPowerEfficiency
+            default: return .rejected(.badPriority, detail: "apns-priority \(Self.quoted(value)) is not 10, 5 or 1")
+            }
+        }
+        var pushType: PushType?
+        if let value = fields.pushType {
+            let type = PushType(rawValue: value)
+            guard type.isKnown else {
+                return .rejected(.invalidPushType, detail: "apns-push-type \(Self.quoted(value)) is not a known type")
+            }
+            pushType = type
+        }
+        if let collapseID = fields.collapseID, collapseID.utf8.count > Self.maximumCollapseIDBytes {
+            return .rejected(
+                .badCollapseId,
+                detail: "apns-collapse-id is \(collapseID.utf8.count) bytes, over \(Self.maximumCollapseIDBytes)")
+        }
+
+        // 10-13: the topic, and how it agrees with the push type and priority.
+        if let value = fields.topic, !Self.isWellFormedTopic(value) {
+            return .rejected(
+                .badTopic, detail: "apns-topic \(Self.quoted(value)) is empty or holds whitespace or control characters")
+        }
+        let topic: String?
+        switch Self.resolveTopic(fields.topic, authority: topics) {
+        case .topic(let resolved): topic = resolved
+        case .rejected(let reason, let detail): return .rejected(reason, detail: detail)
+        }
+        if let pushType, let topic, let problem = Self.suffixDisagreement(pushType: pushType, topic: topic) {
+            // Apple documents no reason for a topic whose suffix contradicts the push type;
+            // InvalidPushType, with a detail naming both, is the mapping the transport's
+            // integrator accepted.
+            return .rejected(.invalidPushType, detail: problem)
+        }
+        if pushType == .background, priority == .immediately {
+            let given = fields.priority == nil ? "no apns-priority, which means 10" : "apns-priority 10"
+            return .rejected(.badPriority, detail: "apns-push-type background needs apns-priority 5, got \(given)")
+        }
+
+        // 14-15: the body.
+        guard !request.body.isEmpty else {
+            return .rejected(.payloadEmpty, detail: "the body is empty")
+        }
+        let isVoIP = pushType == .voip || (pushType == nil && topic.map { Self.hasSuffix($0, ".voip") } == true)
+        let limit = isVoIP ? maximumVoIPPayloadSize : maximumPayloadSize
+        guard request.body.count <= limit else {
+            return .rejected(
+                .payloadTooLarge,
+                detail: "the body is \(request.body.count) bytes, over the \(isVoIP ? "VoIP " : "")limit of \(limit)")
+        }
+
+        return .accepted(
+            ValidatedRequest(
+                deviceToken: deviceToken, apnsID: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
+                expiration: expiration, priority: priority, topic: topic, pushType: pushType,
+                collapseID: fields.collapseID, authorization: fields.authorization, payload: Payload(bytes: request.body)))
+    }
+
+    // MARK: - Header collection
+
+    /// The headers the validator reads, from one pass over the header list, with the first
+    /// repeated name.
+    private struct HeaderFields {
+        var method: String?
+        var path: String?
+        var apnsID: String?
+        var expiration: String?
+        var priority: String?
+        var pushType: String?
+        var collapseID: String?
+        var topic: String?
+        var authorization: String?
+        var firstDuplicate: String?
+
+        init(_ headers: [(name: String, value: String)]) {
+            var seen = Set<String>(minimumCapacity: headers.count)
+            for header in headers {
+                let name = HTTP2Request.asciiLowercased(header.name)
+                guard seen.insert(name).inserted else {
+                    if firstDuplicate == nil { firstDuplicate = name }
+                    continue
+                }
+                switch name {
+                case ":method": method = header.value
+                case ":path": path = header.value
+                case "apns-id": apnsID = header.value
+                case "apns-expiration": expiration = header.value
+                case "apns-priority": priority = header.value
+                case "apns-push-type": pushType = header.value
+                case "apns-collapse-id": collapseID = header.value
+                case "apns-topic": topic = header.value
+                case "authorization": authorization = header.value
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: - Path and token
+
+    /// What the path says about the token.
+    private enum PathToken {
+        case token(Substring)
+        case missing
+        case badPath
+    }
+
+    private static func tokenText(inPath path: String) -> PathToken {
+        let prefix = "/3/device"
+        guard hasPrefix(path, prefix) else { return .badPath }
+        let rest = path.utf8.dropFirst(prefix.utf8.count)
+        guard let slash = rest.first else { return .missing }
+        guard slash == UInt8(ascii: "/") else { return .badPath }
+        let token = rest.dropFirst()
+        if token.isEmpty { return .missing }
+        if token.contains(UInt8(ascii: "/")) { return .badPath }
+        return .token(Substring(token))
+    }
+
+    /// The token's bytes when `text` is only hex digits, an even number of them, within the
+    /// limit; unlike ``DeviceToken/init(hex:)``, no spaces or brackets.
+    private static func strictToken(_ text: Substring) -> DeviceToken? {
+        let digits = text.utf8
+        guard digits.count >= 2, digits.count <= maximumDeviceTokenHexDigits, digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var high: UInt8?
+        for digit in digits {
+            guard let nibble = hexValue(digit) else { return nil }
+            if let pending = high {
+                bytes.append(pending << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return DeviceToken(bytes: bytes)
+    }
+
+    // MARK: - Header values
+
+    /// `text` lowercased when it is a canonical UUID, 8-4-4-4-12 hex digits in either case.
+    static func canonicalUUID(_ text: String) -> String? {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return nil }
+        var lowered: [UInt8] = []
+        lowered.reserveCapacity(36)
+        for (offset, byte) in utf8.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                lowered.append(byte)
+            } else {
+                guard hexValue(byte) != nil else { return nil }
+                lowered.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") ? byte + 32 : byte)
+            }
+        }
+        return String(decoding: lowered, as: UTF8.self)
+    }
+
+    /// The value of `text` when it is one or more decimal digits (no sign, no spaces) and
+    /// fits `UInt32`.
+    private static func decimalUInt32(_ text: String) -> UInt32? {
+        guard !text.utf8.isEmpty else { return nil }
+        var value: UInt32 = 0
+        for byte in text.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (shifted, overflowMultiplying) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAdding) = shifted.addingReportingOverflow(UInt32(byte - UInt8(ascii: "0")))
+            guard !overflowMultiplying, !overflowAdding else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    // MARK: - Topic
+
+    /// A topic has at least one character and no whitespace or control character.
+    private static func isWellFormedTopic(_ topic: String) -> Bool {
+        !topic.isEmpty
+            && !topic.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+    }
+
+    /// The outcome of matching a topic with the connection's authority.
+    private enum ResolvedTopic {
+        case topic(String?)
+        case rejected(APNsReason, detail: String)
+    }
+
+    private static func resolveTopic(_ topic: String?, authority: TopicAuthority) -> ResolvedTopic {
+        switch authority {
+        case .any:
+            return .topic(topic)
+        case .token:
+            guard let topic else {
+                return .rejected(.missingTopic, detail: "token authentication needs apns-topic")
+            }
+            return .topic(topic)
+        case .certificate(let listed):
+            var allowed: [String] = []
+            var seen = Set<[UInt8]>()
+            for candidate in listed where seen.insert(Array(candidate.utf8)).inserted {
+                allowed.append(candidate)
+            }
+            if let topic {
+                // Byte equality: canonically equivalent Unicode spellings are different topics.
+                guard allowed.contains(where: { $0.utf8.elementsEqual(topic.utf8) }) else {
+                    return .rejected(
+                        .topicDisallowed,
+                        detail: "apns-topic \(quoted(topic)) is not among the certificate's topics \(allowed)")
+                }
+                return .topic(topic)
+            }
+            guard allowed.count == 1, let only = allowed.first else {
+                let listing = allowed.isEmpty ? "none" : "\(allowed.count): \(allowed)"
+                return .rejected(
+                    .missingTopic, detail: "no apns-topic, and the certificate's topics are not exactly one (\(listing))")
+            }
+            return .topic(only)
+        }
+    }
+
+    /// Why `topic` does not suit `pushType`, or nil when it does. A type with a suffix needs a
+    /// topic ending in it after a non-empty bundle ID; `alert` and `background` (no suffix)
+    /// need a topic ending in no other type's suffix; `mdm` takes any topic.
+    private static func suffixDisagreement(pushType: PushType, topic: String) -> String? {
+        guard let suffix = pushType.topicSuffix else { return nil }
+        if suffix.isEmpty {
+            let clash = PushType.known.first { other in
+                guard let otherSuffix = other.topicSuffix, !otherSuffix.isEmpty else { return false }
+                return hasSuffix(topic, otherSuffix)
+            }
+            guard let clash, let clashSuffix = clash.topicSuffix else { return nil }
+            return "apns-push-type \(pushType) does not match apns-topic \(quoted(topic)):"
+                + " the suffix \(clashSuffix) is for push type \(clash)"
+        }
+        guard topic.utf8.count > suffix.utf8.count, hasSuffix(topic, suffix) else {
+            return "apns-push-type \(pushType) does not match apns-topic \(quoted(topic)):"
+                + " it needs a topic <bundle>\(suffix)"
+        }
+        return nil
+    }
+
+    // MARK: - Text
+
+    /// Byte-wise prefix test, free of Unicode equivalence surprises.
+    private static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
+        text.utf8.starts(with: prefix.utf8)
+    }
+
+    /// Byte-wise suffix test, free of Unicode equivalence surprises.
+    private static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
+        let count = suffix.utf8.count
+        return text.utf8.count >= count && text.utf8.suffix(count).elementsEqual(suffix.utf8)
+    }
+
+    /// `value` quoted and escaped for a detail, cut to 80 Unicode scalars so that a huge header
+    /// makes a short log line.
+    private static func quoted(_ value: String) -> String {
+        let limit = 80
+        guard value.unicodeScalars.count > limit else { return value.debugDescription }
+        return String(String.UnicodeScalarView(value.unicodeScalars.prefix(limit))).debugDescription + "…"
+    }
+}
