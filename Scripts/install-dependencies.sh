@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
-# OpenSSL 3 headers (libssl-dev), pkg-config, and the openssl command line.
+# OpenSSL 3 and nghttp2 headers (libssl-dev, libnghttp2-dev), pkg-config, and the command-line
+# clients the tests drive the server with (openssl, curl, h2load and nghttp from nghttp2-client).
 # Idempotent and quiet when everything is there already.
 set -euo pipefail
 
 missing=()
-pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
+pkg-config --exists libnghttp2 2>/dev/null || missing+=(libnghttp2-dev)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 
 if ((${#missing[@]} == 0)); then
     exit 0
