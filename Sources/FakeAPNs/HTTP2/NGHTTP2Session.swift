@@ -86,6 +86,11 @@ final class NGHTTP2Session {
         }
     }
 
+    /// A SETTINGS value the peer announced (acknowledged or not), e.g. its stream limit.
+    func remoteSetting(_ id: Int) -> UInt32 {
+        nghttp2_session_get_remote_settings(session, nghttp2_settings_id(rawValue: UInt32(id)))
+    }
+
     /// The highest stream id the session processed.
     var lastProcessedStream: Int32 {
         nghttp2_session_get_last_proc_stream_id(session)

@@ -1,0 +1,226 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+/// The HTTP/2 provider API over real connections: transport, answers, authentication, and the
+/// registry and faults with their HTTP/2 meanings.
+final class HTTP2Tests: XCTestCase {
+    private var server: FakeAPNsServer!
+
+    override func setUpWithError() throws {
+        server = try FakeAPNsServer.started()
+    }
+
+    override func tearDown() {
+        server?.stop()
+    }
+
+    private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
+        server.stop()
+        server = try FakeAPNsServer.started(configuration: configuration)
+    }
+
+    // MARK: - Transport and success
+
+    func testAcceptedRequestBecomesANotificationOnTheSameQueue() throws {
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(client.negotiatedProtocol, "h2")
+        let response = try client.send(.push(extra: [
+            ("apns-id", "E4A1B2C3-D4E5-F6A7-B8C9-D0E1F2A3B4C5"), ("apns-expiration", "1900000000"),
+            ("apns-priority", "5"), ("apns-collapse-id", "order-7"),
+        ]))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("apns-id"), "e4a1b2c3-d4e5-f6a7-b8c9-d0e1f2a3b4c5")
+        XCTAssertNotNil(response.header("apns-unique-id"), "a sandbox server sends apns-unique-id")
+        XCTAssertEqual(response.body, [])
+        let notification = try server.notifications.pop(timeout: .seconds(5))
+        XCTAssertEqual(notification.format, .http2)
+        XCTAssertEqual(notification.deviceToken, Fixtures.token)
+        XCTAssertEqual(notification.apnsID, "e4a1b2c3-d4e5-f6a7-b8c9-d0e1f2a3b4c5")
+        XCTAssertEqual(notification.topic, "com.example.app")
+        XCTAssertEqual(notification.pushType, .alert)
+        XCTAssertEqual(notification.collapseID, "order-7")
+        XCTAssertEqual(notification.expiration, 1_900_000_000)
+        XCTAssertEqual(notification.priority, .consideringDevicePower)
+        XCTAssertEqual(notification.payload.aps.alert?.body, "Hello")
+    }
+
+    func testApnsIDIsMadeUpWhenAbsentAndNoUniqueIDInProduction() throws {
+        try restart(.init(environment: .production))
+        let response = try server.connectHTTP2().send(.push())
+        XCTAssertEqual(response.status, 200)
+        let apnsID = try XCTUnwrap(response.header("apns-id"))
+        XCTAssertNotNil(UUID(uuidString: apnsID))
+        XCTAssertEqual(apnsID, apnsID.lowercased())
+        XCTAssertNil(response.header("apns-unique-id"))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).apnsID, apnsID)
+    }
+
+    func testPriorKnowledgeWithoutALPNWorks() throws {
+        let client = try server.connectHTTP2(offerALPN: false)
+        XCTAssertNil(client.negotiatedProtocol)
+        XCTAssertEqual(try client.send(.push()).status, 200)
+    }
+
+    func testManyConcurrentStreamsOnOneConnection() throws {
+        let client = try server.connectHTTP2()
+        let requests = (0..<300).map { HTTP2Client.Request.push(body: Fixtures.payload($0)) }
+        let responses = try client.send(requests)
+        XCTAssertEqual(responses.map(\.status), Array(repeating: 200, count: 300))
+        let numbers = try server.notifications.pop(count: 300, timeout: .seconds(10)).compactMap { $0.payload["n"]?.intValue }
+        XCTAssertEqual(Set(numbers), Set(0..<300))
+    }
+
+    func testManyConnectionsAtOnce() throws {
+        let server = self.server!
+        DispatchQueue.concurrentPerform(iterations: 6) { connection in
+            do {
+                let client = try server.connectHTTP2()
+                let responses = try client.send((0..<50).map { HTTP2Client.Request.push(body: Fixtures.payload(connection * 1000 + $0)) })
+                XCTAssertEqual(Set(responses.map(\.status)), [200])
+            } catch {
+                XCTFail("connection \(connection): \(error)")
+            }
+        }
+        XCTAssertEqual(try server.notifications.pop(count: 300, timeout: .seconds(10)).count, 300)
+    }
+
+    func testSettingsAsAPNsSendsThem() throws {
+        let client = try server.connectHTTP2()
+        try client.exchangeSettings()
+        XCTAssertEqual(client.serverStreamLimit, 1000)
+    }
+
+    func testTokenAuthenticationStartsWithOneStreamAndOpensUpAfterASuccess() throws {
+        try restart(.init(authentication: .testToken))
+        let client = try server.connectHTTP2()
+        try client.exchangeSettings()
+        XCTAssertEqual(client.serverStreamLimit, 1)
+        let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID)
+        XCTAssertEqual(try client.send(.push(extra: [("authorization", "bearer \(token)")])).status, 200)
+        XCTAssertEqual(client.serverStreamLimit, 1000)
+    }
+
+    // MARK: - Refusals over the wire
+
+    func testErrorsCarryStatusReasonBodyAndApnsID() throws {
+        let client = try server.connectHTTP2()
+        let cases: [(HTTP2Client.Request, Int, String)] = [
+            (.init(path: "/3/device/zz", headers: [("apns-topic", "com.example.app")], body: Fixtures.alert), 400, "BadDeviceToken"),
+            (.init(path: "/3/device/", body: Fixtures.alert), 400, "MissingDeviceToken"),
+            (.init(path: "/4/device/\(Fixtures.token.hex)", body: Fixtures.alert), 404, "BadPath"),
+            (.init(method: "GET", path: "/3/device/\(Fixtures.token.hex)"), 405, "MethodNotAllowed"),
+            (.push(extra: [("apns-topic", "com.example.app")]), 400, "DuplicateHeaders"),
+            (.push(extra: [("apns-priority", "7")]), 400, "BadPriority"),
+            (.push(extra: [("apns-id", "not-a-uuid")]), 400, "BadMessageId"),
+            (.push(extra: [("apns-expiration", "soon")]), 400, "BadExpirationDate"),
+            (.push(extra: [("apns-collapse-id", String(repeating: "x", count: 65))]), 400, "BadCollapseId"),
+            (.push(pushType: "telegram"), 400, "InvalidPushType"),
+            (.push(pushType: "voip"), 400, "InvalidPushType"),
+            (.push(pushType: "background"), 400, "BadPriority"),
+            (.push(body: []), 400, "PayloadEmpty"),
+            (.push(body: [UInt8](repeating: 0x20, count: 4097)), 413, "PayloadTooLarge"),
+        ]
+        let responses = try client.send(cases.map(\.0))
+        for ((_, status, reason), response) in zip(cases, responses) {
+            XCTAssertEqual(response.status, status, reason)
+            XCTAssertEqual(response.reason, reason)
+            XCTAssertEqual(response.header("content-type"), "application/json", reason)
+            XCTAssertNotNil(response.header("apns-id"), reason)
+        }
+        XCTAssertEqual(server.notifications.count, 0)
+        let rejections = try server.rejections.pop(count: cases.count, timeout: .seconds(5))
+        XCTAssertEqual(Set(rejections.compactMap(\.apnsReason?.rawValue)), Set(cases.map(\.2)))
+        XCTAssertTrue(rejections.allSatisfy { $0.format == .http2 && $0.status == nil })
+    }
+
+    func testVoIPPayloadsMayBe5120Bytes() throws {
+        let body = Array(#"{"aps":{}}"#.utf8) + [UInt8](repeating: 0x20, count: 5110)
+        XCTAssertEqual(body.count, 5120)
+        let response = try server.connectHTTP2().send(.push(topic: "com.example.app.voip", pushType: "voip", body: body))
+        XCTAssertEqual(response.status, 200)
+    }
+
+    func testOneBadRequestDoesNotCloseTheConnection() throws {
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(try client.send(.push(body: [])).status, 400)
+        XCTAssertEqual(try client.send(.push()).status, 200)
+    }
+
+    // MARK: - Registry with HTTP/2 meanings
+
+    func testUnregisteredTokenAnswers410WithTimestampInMilliseconds() throws {
+        server.devices.unregister(Fixtures.token, at: Date(timeIntervalSince1970: 1_700_000_000.5))
+        let response = try server.connectHTTP2().send(.push())
+        XCTAssertEqual(response.status, 410)
+        XCTAssertEqual(response.reason, "Unregistered")
+        XCTAssertEqual(response.json?["timestamp"]?.intValue, 1_700_000_000_500)
+        let rejection = try server.rejections.pop(timeout: .seconds(5))
+        XCTAssertEqual(rejection.apnsReason, .unregistered)
+        XCTAssertEqual(rejection.cause, .registry)
+    }
+
+    func testRegistryRefusalsUseTheirReasons() throws {
+        server.devices.register(Fixtures.token, topic: "com.example.other")
+        server.devices.register(Fixtures.otherToken, environment: .production)
+        let strictToken: DeviceToken = "abcdef"
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(try client.send(.push(Fixtures.token)).reason, "DeviceTokenNotForTopic")
+        XCTAssertEqual(try client.send(.push(Fixtures.token, topic: "com.example.other.voip", pushType: "voip")).status, 200)
+        XCTAssertEqual(try client.send(.push(Fixtures.otherToken)).reason, "BadDeviceToken")
+        server.devices.isStrict = true
+        XCTAssertEqual(try client.send(.push(strictToken)).reason, "BadDeviceToken")
+    }
+
+    // MARK: - Faults with HTTP/2 meanings
+
+    func testRespondFaultAnswersAnyStatusAndReason() throws {
+        server.faults.add(FaultRule(match: .nth(1), action: .respond(.tooManyRequests)))
+        server.faults.add(FaultRule(match: .nth(2), action: .respond(.serviceUnavailable)))
+        server.faults.add(FaultRule(match: .nth(3), action: .reject(.shutdown)))
+        server.faults.add(FaultRule(match: .nth(4), action: .respond(APNsReason("SomethingNew", status: 500))))
+        let client = try server.connectHTTP2()
+        var answers: [String] = []
+        for _ in 0..<5 {
+            let response = try client.send(.push())
+            answers.append("\(response.status) \(response.reason ?? "")")
+        }
+        XCTAssertEqual(answers, ["429 TooManyRequests", "503 ServiceUnavailable", "503 Shutdown", "500 SomethingNew", "200 "])
+    }
+
+    func testGoAwayFaultSendsJSONDebugDataAndCloses() throws {
+        server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
+        let client = try server.connectHTTP2()
+        let response = try client.send(.push())
+        XCTAssertEqual(response.status, 503)
+        let goAway = try XCTUnwrap(client.goAway)
+        XCTAssertEqual(goAway.errorCode, 0)
+        XCTAssertEqual(String(decoding: goAway.debugData, as: UTF8.self), #"{"reason":"Shutdown"}"#)
+        XCTAssertEqual(try client.tls.readToEnd(), [], "the server closes after GOAWAY")
+    }
+
+    func testResetFaultResetsOnlyThatStream() throws {
+        server.faults.add(FaultRule(match: .nth(1), action: .resetStream))
+        let client = try server.connectHTTP2()
+        let reset = try client.send(.push())
+        XCTAssertEqual(reset.resetCode, 7)
+        XCTAssertEqual(reset.status, 0)
+        XCTAssertEqual(try client.send(.push()).status, 200)
+        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Stream reset")
+    }
+
+    func testDelayFaultDelaysTheResponse() throws {
+        server.faults.add(FaultRule(match: .every, action: .delay(.milliseconds(300))))
+        let started = ContinuousClock.now
+        XCTAssertEqual(try server.connectHTTP2().send(.push()).status, 200)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(300))
+    }
+
+    func testCloseFaultDropsTheConnection() throws {
+        server.faults.add(FaultRule(match: .every, action: .closeConnection))
+        let client = try server.connectHTTP2()
+        let response = try client.send(.push())
+        XCTAssertEqual(response.status, 0)
+        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Connection closed")
+    }
+}
