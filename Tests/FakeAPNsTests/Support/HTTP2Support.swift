@@ -26,7 +26,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
 
 /// Runs a command-line tool to its end; its exit status, standard output and standard error.
-func run(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String, error: String) {
+func runTool(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments

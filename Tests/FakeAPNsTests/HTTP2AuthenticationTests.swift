@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import FakeAPNs
+
+/// Certificate and token authentication on the HTTP/2 provider API.
+final class HTTP2AuthenticationTests: XCTestCase {
+    private var server: FakeAPNsServer!
+
+    override func tearDown() {
+        server?.stop()
+    }
+
+    private func token(issuedAt: Date = Date(), encoding: ProviderTokenSigner.SignatureEncoding = .raw, teamID: String = TestCertificates.jwtTeamID) throws -> String {
+        try ProviderTokenSigner.sign(
+            keyID: TestCertificates.jwtKeyID, teamID: teamID, issuedAt: issuedAt, signatureEncoding: encoding)
+    }
+
+    private func bearer(_ token: String) -> [(String, String)] {
+        [("authorization", "bearer \(token)")]
+    }
+
+    // MARK: - Certificates
+
+    func testCertificateTopicsDecideWhatIsAllowed() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        let client = try server.connectHTTP2(identity: .testClient)
+        XCTAssertEqual(try client.send(.push(topic: "com.example.app")).status, 200)
+        XCTAssertEqual(try client.send(.push(topic: "com.example.app.voip", pushType: "voip")).status, 200)
+        XCTAssertEqual(try client.send(.push(topic: "com.example.app.complication", pushType: "complication")).status, 200)
+        XCTAssertEqual(try client.send(.push(topic: "com.example.other")).reason, "TopicDisallowed")
+        XCTAssertEqual(try client.send(.push(topic: nil)).reason, "MissingTopic", "a multi-topic certificate needs apns-topic")
+        let notification = try server.notifications.pop(timeout: .seconds(5))
+        XCTAssertEqual(notification.connection.clientCertificate?.topics, ["com.example.app", "com.example.app.voip", "com.example.app.complication"])
+        XCTAssertEqual(notification.connection.clientCertificate?.environments, [.sandbox, .production])
+    }
+
+    func testSingleTopicCertificateSuppliesAMissingTopic() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        let sandbox = TLSIdentity(
+            certificateChainPEM: TestCertificates.sandboxClientCertificatePEM, privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
+        XCTAssertEqual(try server.connectHTTP2(identity: sandbox).send(.push(topic: nil)).status, 200)
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).topic, "com.example.sandbox")
+    }
+
+    func testNoCertificateIsMissingProviderToken() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        let response = try server.connectHTTP2().send(.push())
+        XCTAssertEqual(response.status, 403)
+        XCTAssertEqual(response.reason, "MissingProviderToken")
+    }
+
+    func testSandboxCertificateOnAProductionServerIsBadCertificateEnvironment() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate, environment: .production))
+        let sandbox = TLSIdentity(
+            certificateChainPEM: TestCertificates.sandboxClientCertificatePEM, privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
+        let response = try server.connectHTTP2(identity: sandbox).send(.push(topic: "com.example.sandbox"))
+        XCTAssertEqual(response.status, 403)
+        XCTAssertEqual(response.reason, "BadCertificateEnvironment")
+    }
+
+    // MARK: - Tokens
+
+    func testValidTokenInEitherSignatureEncodingIsAccepted() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        for encoding in [ProviderTokenSigner.SignatureEncoding.raw, .der] {
+            let response = try server.connectHTTP2().send(.push(extra: bearer(try token(encoding: encoding))))
+            XCTAssertEqual(response.status, 200, "\(encoding)")
+        }
+        let claims = try server.notifications.pop(timeout: .seconds(5)).providerToken
+        XCTAssertEqual(claims?.keyID, TestCertificates.jwtKeyID)
+        XCTAssertEqual(claims?.teamID, TestCertificates.jwtTeamID)
+    }
+
+    func testTokenProblemsGetTheirReasons() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        let good = try token()
+        var tampered = Array(good.utf8)
+        tampered[tampered.count - 5] = tampered[tampered.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let cases: [([(String, String)], Int, String)] = [
+            ([], 403, "MissingProviderToken"),
+            ([("authorization", "basic abc")], 403, "MissingProviderToken"),
+            (bearer("not.a.token"), 403, "InvalidProviderToken"),
+            (bearer(String(decoding: tampered, as: UTF8.self)), 403, "InvalidProviderToken"),
+            (bearer(try token(teamID: "ZZZ999ZZZZ")), 403, "InvalidProviderToken"),
+            (bearer(try token(issuedAt: Date().addingTimeInterval(-3601))), 403, "ExpiredProviderToken"),
+        ]
+        for (headers, status, reason) in cases {
+            // A new connection each, so no token is bound to it yet.
+            let response = try server.connectHTTP2().send(.push(extra: headers))
+            XCTAssertEqual(response.status, status, reason)
+            XCTAssertEqual(response.reason, reason)
+        }
+        XCTAssertEqual(server.notifications.count, 0)
+    }
+
+    func testTokenWithoutTopicIsMissingTopic() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        XCTAssertEqual(try server.connectHTTP2().send(.push(topic: nil, extra: bearer(try token()))).reason, "MissingTopic")
+    }
+
+    func testExpiryFollowsTheInjectedClock() throws {
+        let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken, clock: { now.withLock { $0 } }))
+        let issued = try token(issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(try client.send(.push(extra: bearer(issued))).status, 200)
+        now.withLock { $0 = Date(timeIntervalSince1970: 1_800_003_599) }
+        XCTAssertEqual(try client.send(.push(extra: bearer(issued))).status, 200)
+        now.withLock { $0 = Date(timeIntervalSince1970: 1_800_003_601) }
+        XCTAssertEqual(try client.send(.push(extra: bearer(issued))).reason, "ExpiredProviderToken")
+    }
+
+    func testNewTokenWithinTwentyMinutesOnOneConnectionIsTooManyProviderTokenUpdates() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        let now = Date()
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(try client.send(.push(extra: bearer(try token(issuedAt: now.addingTimeInterval(-1800))))).status, 200)
+        let tooSoon = try client.send(.push(extra: bearer(try token(issuedAt: now.addingTimeInterval(-1200 + 60)))))
+        XCTAssertEqual(tooSoon.status, 429)
+        XCTAssertEqual(tooSoon.reason, "TooManyProviderTokenUpdates")
+        XCTAssertEqual(try client.send(.push(extra: bearer(try token(issuedAt: now)))).status, 200, "20 minutes after the first is fine")
+        XCTAssertEqual(try server.connectHTTP2().send(.push(extra: bearer(try token(issuedAt: now.addingTimeInterval(-60))))).status, 200,
+                       "a new connection may use any fresh token")
+    }
+}

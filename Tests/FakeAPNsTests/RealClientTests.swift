@@ -1,0 +1,75 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+/// The servers driven by clients users already have: curl, h2load, openssl s_client.
+final class RealClientTests: XCTestCase {
+    private var server: FakeAPNsServer!
+
+    override func tearDown() {
+        server?.stop()
+    }
+
+    private func url(_ token: DeviceToken = Fixtures.token) -> String {
+        "https://127.0.0.1:\(server.http2Port)/3/device/\(token.hex)"
+    }
+
+    private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
+        let result = try runTool("/usr/bin/curl", [
+            "--silent", "--show-error", "--http2", "--cacert", repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path,
+            "--write-out", "\n%{http_code} %{http_version}",
+        ] + arguments)
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        let last = lines.last.map(String.init) ?? ""
+        XCTAssertTrue(last.hasSuffix(" 2"), "curl spoke HTTP/2: \(last)")
+        return (Int(last.split(separator: " ").first ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    func testCurlWithAProviderCertificate() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        let answer = try curl([
+            "--cert", repositoryRoot.appendingPathComponent("TestCerts/client.pem").path,
+            "--key", repositoryRoot.appendingPathComponent("TestCerts/client.key").path,
+            "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
+            "--data", #"{"aps":{"alert":"from curl"}}"#, url(),
+        ])
+        XCTAssertEqual(answer.status, 200)
+        let notification = try server.notifications.pop(timeout: .seconds(5))
+        XCTAssertEqual(notification.payload.aps.alert?.body, "from curl")
+        XCTAssertEqual(notification.connection.clientCertificate?.topic, "com.example.app")
+    }
+
+    func testCurlWithAProviderToken() throws {
+        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID)
+        let answer = try curl([
+            "--header", "authorization: bearer \(token)", "--header", "apns-topic: com.example.app",
+            "--header", "apns-push-type: alert", "--data", #"{"aps":{"alert":"token"}}"#, url(),
+        ])
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).providerToken?.keyID, TestCertificates.jwtKeyID)
+    }
+
+    func testCurlSeesAppleErrorBodies() throws {
+        server = try FakeAPNsServer.started()
+        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port)/3/device/xyz"])
+        XCTAssertEqual(answer.status, 400)
+        XCTAssertEqual(answer.body, #"{"reason":"BadDeviceToken"}"#)
+    }
+
+    func testH2loadRequestsAllSucceedAndAllArrive() throws {
+        server = try FakeAPNsServer.started()
+        let body = FileManager.default.temporaryDirectory.appendingPathComponent("h2load-\(UUID().uuidString).json")
+        try Data(Fixtures.alert).write(to: body)
+        defer { try? FileManager.default.removeItem(at: body) }
+        let result = try runTool("/usr/bin/h2load", [
+            "-n", "2000", "-c", "4", "-m", "50", "-d", body.path,
+            "-H", "apns-topic: com.example.app", "-H", "apns-push-type: alert", url(),
+        ])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertTrue(result.output.contains("2000 succeeded"), result.output)
+        XCTAssertTrue(result.output.contains("status codes: 2000 2xx"), result.output)
+        XCTAssertEqual(try server.notifications.pop(count: 2000, timeout: .seconds(20)).count, 2000)
+    }
+}
