@@ -6,6 +6,9 @@ struct Options {
     var host = "127.0.0.1"
     var gatewayPort = 2195
     var feedbackPort = 2196
+    var http2Port = 2197
+    var authentication: String?
+    var jwtKeys: [(keyID: String, teamID: String, path: String)] = []
     var environment = APNsEnvironment.sandbox
     var devicesFile: String?
     var strict = false
@@ -23,8 +26,9 @@ struct Options {
     static let help = """
         fake-apns: a fake Apple Push Notification service for tests.
 
-        Listens like APNs's binary gateway and feedback service, accepts what a provider sends,
-        and prints one JSON object per accepted or refused notification on standard output.
+        Listens like APNs (binary gateway, feedback service, HTTP/2 provider API), accepts what a
+        provider sends, and prints one JSON object per accepted or refused notification on
+        standard output.
         The first line names every listener with its bound port, so a script can start it with
         port 0 and read where it listens.
 
@@ -35,6 +39,13 @@ struct Options {
                                        0.0.0.0 for every interface).
           --gateway-port PORT          Binary gateway port (default 2195; 0 picks a free one).
           --feedback-port PORT         Feedback service port (default 2196; 0 picks a free one).
+          --http2-port PORT            HTTP/2 provider API port (default 2197; 0 picks a free one).
+          --auth MODE                  HTTP/2 authentication: none (default), certificate or
+                                       token. --jwt-key alone implies token.
+          --jwt-key KEYID:TEAMID:FILE  A key trusted for token authentication: its 10-character
+                                       key ID, team ID and .p8 (or public key PEM) file.
+                                       Repeatable. With --auth token and no --jwt-key, the
+                                       built-in test key (ABC123DEFG:DEF123GHIJ) is trusted.
           --environment ENV            sandbox (default) or production: the environment played;
                                        tokens registered for the other one are refused.
           --devices FILE               Pre-registers devices, one a line: hex token, then
@@ -90,6 +101,20 @@ struct Options {
             case "--host": options.host = try value()
             case "--gateway-port": options.gatewayPort = try port()
             case "--feedback-port": options.feedbackPort = try port()
+            case "--http2-port": options.http2Port = try port()
+            case "--auth":
+                let text = try value()
+                guard ["none", "certificate", "token"].contains(text) else {
+                    throw UsageError(description: "--auth takes none, certificate or token, not '\(text)'")
+                }
+                options.authentication = text
+            case "--jwt-key":
+                let text = try value()
+                let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+                guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
+                    throw UsageError(description: "--jwt-key takes KEYID:TEAMID:FILE, not '\(text)'")
+                }
+                options.jwtKeys.append((parts[0], parts[1], parts[2]))
             case "--devices": options.devicesFile = try value()
             case "--strict": options.strict = true
             case "--environment":
@@ -117,6 +142,9 @@ struct Options {
             default:
                 throw UsageError(description: "unknown option '\(argument)' (see fake-apns --help)")
             }
+        }
+        if !options.jwtKeys.isEmpty && options.authentication != nil && options.authentication != "token" {
+            throw UsageError(description: "--jwt-key needs --auth token (or no --auth)")
         }
         if (options.certificateFile == nil) != (options.keyFile == nil) {
             throw UsageError(description: options.certificateFile == nil ? "--key needs --cert" : "--cert needs --key")

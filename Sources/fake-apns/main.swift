@@ -48,11 +48,25 @@ let server: FakeAPNsServer
 do {
     var configuration = FakeAPNsServer.Configuration(
         host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
-        environment: options.environment, strictDeviceRegistry: options.strict,
+        http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
         maximumPayloadSize: options.maximumPayloadSize)
     if let certificate = options.certificateFile, let key = options.keyFile {
         configuration.identity = try TLSIdentity(
             certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
+    }
+    switch options.authentication ?? (options.jwtKeys.isEmpty ? "none" : "token") {
+    case "certificate":
+        configuration.authentication = .certificate
+    case "token":
+        let keys = try options.jwtKeys.map { key in
+            let text = try String(contentsOfFile: key.path, encoding: .utf8)
+            return text.contains("PUBLIC KEY")
+                ? try JWTSigningKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: text)
+                : try JWTSigningKey(keyID: key.keyID, teamID: key.teamID, p8File: key.path)
+        }
+        configuration.authentication = .token(keys.isEmpty ? [.test] : keys)
+    default:
+        configuration.authentication = .none
     }
     if options.clientCertificates != .off {
         let trusted = try options.trustedCAFile.map { try String(contentsOfFile: $0, encoding: .utf8) }
@@ -75,7 +89,9 @@ output.writeLine(JSONValue.object([
     "listeners": [
         ["name": "gateway", "host": .string(options.host), "port": .int(server.gatewayPort)],
         ["name": "feedback", "host": .string(options.host), "port": .int(server.feedbackPort)],
+        ["name": "http2", "host": .string(options.host), "port": .int(server.http2Port)],
     ],
+    "authentication": .string(options.authentication ?? (options.jwtKeys.isEmpty ? "none" : "token")),
     "environment": .string(options.environment.rawValue),
 ]).serialized())
 

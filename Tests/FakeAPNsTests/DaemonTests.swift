@@ -15,7 +15,7 @@ final class DaemonTests: XCTestCase {
     }
 
     private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonProcess, (gateway: Int, feedback: Int)) {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0"] + arguments)
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0"] + arguments)
         let start = try daemon.nextJSON()
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         let gateway = try XCTUnwrap(start["listeners"]?[0])
@@ -27,8 +27,13 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(feedback["name"]?.stringValue, "feedback")
         let feedbackPort = try XCTUnwrap(feedback["port"]?.intValue)
         XCTAssertGreaterThan(feedbackPort, 0)
+        let http2 = try XCTUnwrap(start["listeners"]?[2])
+        XCTAssertEqual(http2["name"]?.stringValue, "http2")
+        http2Port = try XCTUnwrap(http2["port"]?.intValue)
         return (daemon, (port, feedbackPort))
     }
+
+    private var http2Port = 0
 
     func testPrintsOneJSONLinePerAcceptedNotification() throws {
         let (daemon, port) = try startedDaemon()
@@ -83,7 +88,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
         let help = try daemon.lines.pop(count: 5, timeout: .seconds(5)).joined(separator: "\n") + "\n"
             + daemon.lines.removeAll().joined(separator: "\n")
-        for option in ["--host", "--gateway-port", "--feedback-port", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
+        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
                        "--trusted-ca", "--max-payload-size", "--version", "--help"] {
             XCTAssertTrue(help.contains(option), "help mentions \(option)")
         }
@@ -126,9 +131,30 @@ final class DaemonTests: XCTestCase {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
         try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--devices", file.path])
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
+    }
+
+    func testServesHTTP2WithTokenAuthenticationFromAJWTKeyFile() throws {
+        let p8 = repositoryRoot.appendingPathComponent("TestCerts/AuthKey_ABC123DEFG.p8").path
+        let (daemon, _) = try startedDaemon(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(p8)"])
+        let client = try HTTP2Client(host: "127.0.0.1", port: http2Port)
+        let token = try ProviderTokenSigner.sign(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
+        XCTAssertEqual(try client.send(.push(extra: [("authorization", "bearer \(token)")])).status, 200)
+        let line = try daemon.nextJSON()
+        XCTAssertEqual(line["format"]?.stringValue, "http2")
+        XCTAssertEqual(line["topic"]?.stringValue, "com.example.app")
+        XCTAssertNotNil(line["apnsID"]?.stringValue)
+        XCTAssertEqual(try client.send(.push()).reason, "MissingProviderToken")
+        XCTAssertEqual(try daemon.nextJSON()["reason"]?.stringValue, "MissingProviderToken")
+        XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    func testBadAuthModeExits64() throws {
+        let daemon = try DaemonProcess(arguments: ["--auth", "password"])
+        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
+        XCTAssertTrue(daemon.standardError.contains("--auth"), daemon.standardError)
     }
 
     func testUnknownOptionExits64NamingIt() throws {
@@ -144,7 +170,7 @@ final class DaemonTests: XCTestCase {
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

@@ -72,6 +72,8 @@ struct HTTP2Request: Sendable {
     /// ASCII, and a Unicode-aware lowering could merge names HTTP/2 keeps apart.
     static func asciiLowercased(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return text }
-        return String(decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+        return String(
+            decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self
+        )
     }
 }

@@ -127,8 +127,10 @@ struct RequestValidator: Sendable {
         let tokenText: Substring
         switch Self.tokenText(inPath: fields.path ?? "") {
         case .token(let text): tokenText = text
-        case .missing: return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(fields.path ?? "")) has no device token")
-        case .badPath: return .rejected(.badPath, detail: "path \(Self.quoted(fields.path ?? "")) is not /3/device/<token>")
+        case .missing:
+            return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(fields.path ?? "")) has no device token")
+        case .badPath:
+            return .rejected(.badPath, detail: "path \(Self.quoted(fields.path ?? "")) is not /3/device/<token>")
         }
         if let duplicate = fields.firstDuplicate {
             return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
@@ -186,7 +188,8 @@ struct RequestValidator: Sendable {
         // 10-13: the topic, and how it agrees with the push type and priority.
         if let value = fields.topic, !Self.isWellFormedTopic(value) {
             return .rejected(
-                .badTopic, detail: "apns-topic \(Self.quoted(value)) is empty or holds whitespace or control characters")
+                .badTopic, detail: "apns-topic \(Self.quoted(value)) is empty or holds whitespace or control characters"
+            )
         }
         let topic: String?
         switch Self.resolveTopic(fields.topic, authority: topics) {
@@ -201,7 +204,8 @@ struct RequestValidator: Sendable {
         }
         if pushType == .background, priority == .immediately {
             let given = fields.priority == nil ? "no apns-priority, which means 10" : "apns-priority 10"
-            return .rejected(.badPriority, detail: "apns-push-type background needs apns-priority 5, got \(given)")
+            return .rejected(
+                .badPriority, detail: "apns-push-type background must not be priority 10 (use 5), got \(given)")
         }
 
         // 14-15: the body.
@@ -220,7 +224,8 @@ struct RequestValidator: Sendable {
             ValidatedRequest(
                 deviceToken: deviceToken, apnsID: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
                 expiration: expiration, priority: priority, topic: topic, pushType: pushType,
-                collapseID: fields.collapseID, authorization: fields.authorization, payload: Payload(bytes: request.body)))
+                collapseID: fields.collapseID, authorization: fields.authorization,
+                payload: Payload(bytes: request.body)))
     }
 
     // MARK: - Header collection
@@ -353,7 +358,9 @@ struct RequestValidator: Sendable {
     /// A topic has at least one character and no whitespace or control character.
     private static func isWellFormedTopic(_ topic: String) -> Bool {
         !topic.isEmpty
-            && !topic.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+            && !topic.unicodeScalars.contains {
+                $0.properties.isWhitespace || $0.properties.generalCategory == .control
+            }
     }
 
     /// The outcome of matching a topic with the connection's authority.
@@ -389,7 +396,8 @@ struct RequestValidator: Sendable {
             guard allowed.count == 1, let only = allowed.first else {
                 let listing = allowed.isEmpty ? "none" : "\(allowed.count): \(allowed)"
                 return .rejected(
-                    .missingTopic, detail: "no apns-topic, and the certificate's topics are not exactly one (\(listing))")
+                    .missingTopic,
+                    detail: "no apns-topic, and the certificate's topics are not exactly one (\(listing))")
             }
             return .topic(only)
         }

@@ -31,6 +31,16 @@ extension PushNotification {
         members.append(("expiration", expiration.map { .int(Int($0)) } ?? .null))
         members.append(("priority", .int(priority.rawValue)))
         members.append(("format", .string(format.rawValue)))
+        if let http2 {
+            members.append(("apnsID", .string(http2.apnsID)))
+            members.append(("topic", http2.topic.map { .string($0) } ?? .null))
+            members.append(("pushType", http2.pushType.map { .string($0.rawValue) } ?? .null))
+            members.append(("collapseID", http2.collapseID.map { .string($0) } ?? .null))
+            if let token = http2.providerToken {
+                members.append(("keyID", .string(token.keyID)))
+                members.append(("teamID", .string(token.teamID)))
+            }
+        }
         members.append(("receivedAt", .string(Timestamp.rfc3339(receivedAt))))
         members.append(("connection", .int(connection.id)))
         members.append(("peer", .string(connection.peer)))
