@@ -195,7 +195,10 @@ final class EVPKey: @unchecked Sendable {
         do {
             return EVPKey(try TLSContext.privateKey(fromPEM: pem, passphrase: nil))
         } catch {
-            throw JWTKeyError("not a PEM private key (an APNs .p8 is -----BEGIN PRIVATE KEY-----): \((error as? TLSError)?.details ?? "\(error)")")
+            throw JWTKeyError(
+                "not a PEM private key (an APNs .p8 is -----BEGIN PRIVATE KEY-----): "
+                    + ((error as? TLSError)?.details ?? "\(error)")
+            )
         }
     }
 

@@ -45,7 +45,8 @@ public enum ProviderTokenSigner {
         let key = try EVPKey.privateKey(fromPEM: privateKeyPEM)
         try key.requireP256()
         guard let issuedAtSeconds = Int(exactly: issuedAt.timeIntervalSince1970.rounded(.down)) else {
-            throw JWTKeyError("issuedAt \(issuedAt.timeIntervalSince1970) is not a whole number of seconds that fits in Int")
+            throw JWTKeyError(
+                "issuedAt \(issuedAt.timeIntervalSince1970) is not a whole number of seconds that fits in Int")
         }
         let header = #"{"alg":"ES256","kid":\#(JSONValue.quoted(keyID))}"#
         let claims = #"{"iss":\#(JSONValue.quoted(teamID)),"iat":\#(issuedAtSeconds)}"#
@@ -201,13 +202,16 @@ public struct ProviderTokenVerifier: Sendable {
         }
         let parts = token.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw invalid("the token has \(parts.count) part(s) separated by '.'; a JWT has 3 (header.claims.signature)")
+            throw invalid(
+                "the token has \(parts.count) part(s) separated by '.'; a JWT has 3 (header.claims.signature)")
         }
         let header = try Self.jsonObject(parts[0], named: "header")
         let claims = try Self.jsonObject(parts[1], named: "claims")
         let signature = try Self.decode(parts[2], named: "signature")
 
-        guard let alg = header["alg"] else { throw invalid("the token's header has no alg; APNs needs \"alg\":\"ES256\"") }
+        guard let alg = header["alg"] else {
+            throw invalid("the token's header has no alg; APNs needs \"alg\":\"ES256\"")
+        }
         guard alg == .string("ES256") else {
             throw invalid("the token's alg is \(Self.quote(alg)); APNs accepts only \"ES256\"")
         }
@@ -225,7 +229,7 @@ public struct ProviderTokenVerifier: Sendable {
         }
 
         let signingInput = Array(token[token.startIndex..<parts[1].endIndex])
-        guard let der = ECDSASignature.candidateDER(from: signature) else {
+        guard let der = ECDSASignature.derCandidates(for: signature) else {
             throw invalid(
                 "the token's signature is \(signature.count) bytes and neither 64-byte r‖s nor a DER ECDSA signature")
         }
@@ -237,16 +241,19 @@ public struct ProviderTokenVerifier: Sendable {
         let age = now.timeIntervalSince1970 - Double(issuedAt)
         guard age >= -clockSkew else {
             throw invalid(
-                "the token's iat is \(wholeNumber(-age)) seconds in the future; at most \(wholeNumber(clockSkew)) are allowed for clock skew"
+                "the token's iat is \(wholeNumber(-age)) seconds in the future; "
+                    + "at most \(wholeNumber(clockSkew)) are allowed for clock skew"
             )
         }
         guard age <= Self.maximumTokenAge else {
             throw ProviderTokenFailure(
                 .expiredProviderToken,
-                "the token's iat is \(wholeNumber(age)) seconds old; tokens expire after \(wholeNumber(Self.maximumTokenAge)) seconds"
+                "the token's iat is \(wholeNumber(age)) seconds old; "
+                    + "tokens expire after \(wholeNumber(Self.maximumTokenAge)) seconds"
             )
         }
-        return ProviderTokenClaims(keyID: key.keyID, teamID: key.teamID, issuedAt: Date(timeIntervalSince1970: Double(issuedAt)))
+        return ProviderTokenClaims(
+            keyID: key.keyID, teamID: key.teamID, issuedAt: Date(timeIntervalSince1970: Double(issuedAt)))
     }
 
     // MARK: Helpers
@@ -260,12 +267,15 @@ public struct ProviderTokenVerifier: Sendable {
             throw ProviderTokenFailure(.invalidProviderToken, "the token's \(name) part is empty")
         }
         guard let bytes = Base64URL.decode(part) else {
-            throw ProviderTokenFailure(.invalidProviderToken, "the token's \(name) part is not base64url without padding")
+            throw ProviderTokenFailure(
+                .invalidProviderToken, "the token's \(name) part is not base64url without padding")
         }
         return bytes
     }
 
-    private static func jsonObject(_ part: ArraySlice<UInt8>, named name: String) throws(ProviderTokenFailure) -> JSONObject {
+    private static func jsonObject(_ part: ArraySlice<UInt8>, named name: String) throws(ProviderTokenFailure)
+        -> JSONObject
+    {
         let bytes = try decode(part, named: name)
         let value: JSONValue
         do {
@@ -346,7 +356,8 @@ struct ProviderTokenSession: Sendable {
         if let boundTeamID, claims.teamID != boundTeamID {
             throw ProviderTokenFailure(
                 .invalidProviderToken,
-                "the token is for team \(claims.teamID), but the first push bound this connection to team \(boundTeamID); open a new connection"
+                "the token is for team \(claims.teamID), but the first push bound this connection to team "
+                    + "\(boundTeamID); open a new connection"
             )
         }
         if token == currentToken { return }
@@ -355,7 +366,8 @@ struct ProviderTokenSession: Sendable {
             guard interval >= Self.minimumRefreshInterval else {
                 throw ProviderTokenFailure(
                     .tooManyProviderTokenUpdates,
-                    "the token was issued \(wholeNumber(interval)) seconds after the one this connection holds; refresh tokens at most every 20 minutes"
+                    "the token was issued \(wholeNumber(interval)) seconds after the one this connection holds; "
+                        + "refresh tokens at most every 20 minutes"
                 )
             }
         }
@@ -442,7 +454,7 @@ enum ECDSASignature {
     /// The DER signatures a token's signature bytes may stand for: 64 bytes are read as r‖s
     /// (and, in the unlikely case they are also strict DER, as DER too); anything else must be
     /// strict DER. Nil when it is neither.
-    static func candidateDER(from signature: [UInt8]) -> [[UInt8]]? {
+    static func derCandidates(for signature: [UInt8]) -> [[UInt8]]? {
         var candidates: [[UInt8]] = []
         if signature.count == 2 * scalarLength, let der = der(fromRaw: signature) {
             candidates.append(der)
@@ -460,7 +472,9 @@ enum ECDSASignature {
         guard let signature = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(signature) }
         let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(scalarLength), nil) }
-        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress.map { $0 + scalarLength }, Int32(scalarLength), nil) }
+        let s = raw.withUnsafeBufferPointer {
+            BN_bin2bn($0.baseAddress.map { $0 + scalarLength }, Int32(scalarLength), nil)
+        }
         guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {
             BN_free(r)
             BN_free(s)
