@@ -14,7 +14,12 @@ enum DevicesFile {
         let description: String
     }
 
-    static func read(_ path: String) throws(Problem) -> [Entry] {
+    /// Parses a token, as a `Result` (typed throws here trips the optimizer of Swift 6.3).
+    private static func parseToken(_ text: String) -> Result<DeviceToken, DeviceTokenError> {
+        Result { () throws(DeviceTokenError) in try DeviceToken(hex: text) }
+    }
+
+    static func read(_ path: String) throws -> [Entry] {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -27,10 +32,9 @@ enum DevicesFile {
             if line.isEmpty || line.hasPrefix("#") { continue }
             var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let token: DeviceToken
-            do {
-                token = try DeviceToken(hex: fields.removeFirst())
-            } catch {
-                throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
+            switch parseToken(fields.removeFirst()) {
+            case .success(let parsed): token = parsed
+            case .failure(let error): throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
             }
             var topic: String?
             var environment: APNsEnvironment?

@@ -72,75 +72,90 @@ struct Options {
         let description: String
     }
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
-        var options = Options()
-        var rest = arguments[...]
-        if rest.first == "serve" { rest = rest.dropFirst() }
-        while let argument = rest.popFirst() {
-            var name = argument
-            var inlineValue: String?
+    /// Reads options and their values one at a time.
+    private struct Reader {
+        var rest: ArraySlice<String>
+        var name = ""
+        var inlineValue: String?
+
+        /// The next option's name, with an inline `--name=value` split off.
+        mutating func next() -> String? {
+            guard let argument = rest.popFirst() else { return nil }
+            name = argument
+            inlineValue = nil
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = rest.popFirst() else { throw UsageError(description: "\(name) needs a value") }
-                return next
+            return name
+        }
+
+        mutating func value() throws -> String {
+            if let inlineValue { return inlineValue }
+            guard let next = rest.popFirst() else { throw UsageError(description: "\(name) needs a value") }
+            return next
+        }
+
+        mutating func port() throws -> Int {
+            let text = try value()
+            guard let number = Int(text), (0...65535).contains(number) else {
+                throw UsageError(description: "\(name) takes a port from 0 to 65535, not '\(text)'")
             }
-            func port() throws(UsageError) -> Int {
-                let text = try value()
-                guard let number = Int(text), (0...65535).contains(number) else {
-                    throw UsageError(description: "\(name) takes a port from 0 to 65535, not '\(text)'")
-                }
-                return number
-            }
+            return number
+        }
+    }
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        var options = Options()
+        var reader = Reader(rest: arguments[...])
+        if reader.rest.first == "serve" { reader.rest = reader.rest.dropFirst() }
+        while let name = reader.next() {
             switch name {
             case "--help", "-h": options.showHelp = true
             case "--version": options.showVersion = true
-            case "--host": options.host = try value()
-            case "--gateway-port": options.gatewayPort = try port()
-            case "--feedback-port": options.feedbackPort = try port()
-            case "--http2-port": options.http2Port = try port()
+            case "--host": options.host = try reader.value()
+            case "--gateway-port": options.gatewayPort = try reader.port()
+            case "--feedback-port": options.feedbackPort = try reader.port()
+            case "--http2-port": options.http2Port = try reader.port()
             case "--auth":
-                let text = try value()
+                let text = try reader.value()
                 guard ["none", "certificate", "token"].contains(text) else {
                     throw UsageError(description: "--auth takes none, certificate or token, not '\(text)'")
                 }
                 options.authentication = text
             case "--jwt-key":
-                let text = try value()
+                let text = try reader.value()
                 let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
                 guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
                     throw UsageError(description: "--jwt-key takes KEYID:TEAMID:FILE, not '\(text)'")
                 }
                 options.jwtKeys.append((parts[0], parts[1], parts[2]))
-            case "--devices": options.devicesFile = try value()
+            case "--devices": options.devicesFile = try reader.value()
             case "--strict": options.strict = true
             case "--environment":
-                let text = try value()
+                let text = try reader.value()
                 guard let environment = APNsEnvironment(rawValue: text) else {
                     throw UsageError(description: "--environment takes sandbox or production, not '\(text)'")
                 }
                 options.environment = environment
-            case "--cert": options.certificateFile = try value()
-            case "--key": options.keyFile = try value()
-            case "--key-passphrase": options.keyPassphrase = try value()
-            case "--trusted-ca": options.trustedCAFile = try value()
+            case "--cert": options.certificateFile = try reader.value()
+            case "--key": options.keyFile = try reader.value()
+            case "--key-passphrase": options.keyPassphrase = try reader.value()
+            case "--trusted-ca": options.trustedCAFile = try reader.value()
             case "--client-certificates":
-                let text = try value()
+                let text = try reader.value()
                 guard let mode = ClientCertificatePolicy.Mode(rawValue: text) else {
                     throw UsageError(description: "--client-certificates takes off, optional or required, not '\(text)'")
                 }
                 options.clientCertificates = mode
             case "--max-payload-size":
-                let text = try value()
+                let text = try reader.value()
                 guard let size = Int(text), (1...65_535).contains(size) else {
                     throw UsageError(description: "--max-payload-size takes a byte count from 1 to 65535, not '\(text)'")
                 }
                 options.maximumPayloadSize = size
             default:
-                throw UsageError(description: "unknown option '\(argument)' (see fake-apns --help)")
+                throw UsageError(description: "unknown option '\(name)' (see fake-apns --help)")
             }
         }
         if !options.jwtKeys.isEmpty && options.authentication != nil && options.authentication != "token" {

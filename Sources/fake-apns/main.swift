@@ -17,7 +17,7 @@ let options: Options
 do {
     options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    fail(error.description, status: 64)
+    fail("\(error)", status: 64)
 }
 if options.showHelp {
     print(Options.help)
@@ -40,43 +40,13 @@ if let path = options.devicesFile {
     do {
         devices = try DevicesFile.read(path)
     } catch {
-        fail(error.description, status: 64)
+        fail("\(error)", status: 64)
     }
 }
 
 let server: FakeAPNsServer
 do {
-    var configuration = FakeAPNsServer.Configuration(
-        host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
-        http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
-        maximumPayloadSize: options.maximumPayloadSize)
-    if let certificate = options.certificateFile, let key = options.keyFile {
-        configuration.identity = try TLSIdentity(
-            certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
-    }
-    switch options.authentication ?? (options.jwtKeys.isEmpty ? "none" : "token") {
-    case "certificate":
-        configuration.authentication = .certificate
-    case "token":
-        let keys = try options.jwtKeys.map { key in
-            let text = try String(contentsOfFile: key.path, encoding: .utf8)
-            return text.contains("PUBLIC KEY")
-                ? try JWTSigningKey(keyID: key.keyID, teamID: key.teamID, publicKeyPEM: text)
-                : try JWTSigningKey(keyID: key.keyID, teamID: key.teamID, p8File: key.path)
-        }
-        configuration.authentication = .token(keys.isEmpty ? [.test] : keys)
-    default:
-        configuration.authentication = .none
-    }
-    if options.clientCertificates != .off {
-        let trusted = try options.trustedCAFile.map { try String(contentsOfFile: $0, encoding: .utf8) }
-        configuration.clientCertificates = ClientCertificatePolicy(
-            mode: options.clientCertificates, trustedCAsPEM: trusted ?? TestCertificates.caPEM)
-    }
-    server = FakeAPNsServer(configuration: configuration)
-    for device in devices {
-        server.devices.register(device.token, topic: device.topic, environment: device.environment)
-    }
+    server = try Daemon.makeServer(options: options, devices: devices)
     try server.start()
 } catch {
     fail("\(error)", status: 1)
@@ -91,7 +61,7 @@ output.writeLine(JSONValue.object([
         ["name": "feedback", "host": .string(options.host), "port": .int(server.feedbackPort)],
         ["name": "http2", "host": .string(options.host), "port": .int(server.http2Port)],
     ],
-    "authentication": .string(options.authentication ?? (options.jwtKeys.isEmpty ? "none" : "token")),
+    "authentication": .string(Daemon.modeName(options)),
     "environment": .string(options.environment.rawValue),
 ]).serialized())
 
