@@ -224,3 +224,19 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Connection closed")
     }
 }
+
+/// The apns-id generator.
+final class RandomUUIDTests: XCTestCase {
+    func testMakesDistinctLowercaseVersion4UUIDs() {
+        var generator = RandomUUID()
+        let made = (0..<1000).map { _ in generator.next() }
+        XCTAssertEqual(Set(made).count, 1000)
+        for text in made.prefix(50) {
+            let parsed = UUID(uuidString: text)
+            XCTAssertNotNil(parsed, text)
+            XCTAssertEqual(text, text.lowercased())
+            XCTAssertEqual(Array(text)[14], "4", "version 4: \(text)")
+            XCTAssertTrue("89ab".contains(Array(text)[19]), "RFC 4122 variant: \(text)")
+        }
+    }
+}

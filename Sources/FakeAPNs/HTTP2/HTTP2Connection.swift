@@ -29,6 +29,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     private var streams: [Int32: StreamState] = [:]
     private var batch: [PushNotification] = []
     private var tokens: ProviderTokenSession
+    private var uuids = RandomUUID()
     private var streamsOpened = false
     private var closeAfterFlush = false
     private var closeNow = false
@@ -151,7 +152,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             topics = .certificate(topics: certificate.topics)
         }
         var validated: ValidatedRequest
-        switch context.validator.validate(request, topics: topics) {
+        switch context.validator.validate(request, topics: topics, newID: { uuids.next() }) {
         case .rejected(let reason, let detail):
             return refuse(stream, request, reason, detail)
         case .accepted(let accepted):
@@ -220,7 +221,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 collapseID: validated.collapseID, providerToken: claims)))
         var headers = [(":status", "200"), ("apns-id", validated.apnsID)]
         if context.policy.environment == .sandbox {
-            headers.append(("apns-unique-id", UUID().uuidString.lowercased()))
+            headers.append(("apns-unique-id", uuids.next()))
         }
         session.submitResponse(stream, headers: headers, body: [])
         if !streamsOpened {
@@ -234,7 +235,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         _ stream: Int32, _ request: HTTP2Request, _ reason: APNsReason, _ detail: String,
         validated: ValidatedRequest? = nil, cause: Rejection.Cause = .malformed, unregisteredAt: Date? = nil
     ) {
-        let apnsID = validated?.apnsID ?? request.clientAPNsID ?? UUID().uuidString.lowercased()
+        let apnsID = validated?.apnsID ?? request.clientAPNsID ?? uuids.next()
         var body = #"{"reason":"\#(reason.rawValue)""#
         if let unregisteredAt {
             body += #","timestamp":\#(Int64((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down)))"#

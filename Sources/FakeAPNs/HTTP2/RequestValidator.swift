@@ -115,8 +115,10 @@ struct RequestValidator: Sendable {
     }
 
     /// Checks `request` in the documented order; `topics` says which topics its connection
-    /// may push to.
-    func validate(_ request: HTTP2Request, topics: TopicAuthority) -> RequestValidation {
+    /// may push to; `newID` makes the `apns-id` of a request that has none.
+    func validate(
+        _ request: HTTP2Request, topics: TopicAuthority, newID: () -> String = { RandomUUID.make() }
+    ) -> RequestValidation {
         let fields = HeaderFields(request.headers)
 
         // 1-4: method, path, duplicates, token.
@@ -143,7 +145,7 @@ struct RequestValidator: Sendable {
         }
 
         // 5-9: each header on its own.
-        var apnsID = UUID().uuidString.lowercased()
+        let apnsID: String
         var apnsIDWasGenerated = true
         if let value = fields.apnsID {
             guard let canonical = Self.canonicalUUID(value) else {
@@ -151,6 +153,8 @@ struct RequestValidator: Sendable {
             }
             apnsID = canonical
             apnsIDWasGenerated = false
+        } else {
+            apnsID = newID()
         }
         var expiration: UInt32?
         if let value = fields.expiration {
@@ -357,7 +361,9 @@ struct RequestValidator: Sendable {
 
     /// A topic has at least one character and no whitespace or control character.
     private static func isWellFormedTopic(_ topic: String) -> Bool {
-        !topic.isEmpty
+        // Printable ASCII, as every real topic is, answers without Unicode tables.
+        if !topic.isEmpty && topic.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return true }
+        return !topic.isEmpty
             && !topic.unicodeScalars.contains {
                 $0.properties.isWhitespace || $0.properties.generalCategory == .control
             }
