@@ -249,10 +249,22 @@ struct RequestValidator: Sendable {
         var firstDuplicate: String?
 
         init(_ headers: [(name: String, value: String)]) {
-            var seen = Set<String>(minimumCapacity: headers.count)
+            // A request has a dozen headers: comparing names beats hashing them. Long lists
+            // (hostile ones) switch to a set, so the check stays linear.
+            var seenList: [String] = []
+            var seenSet = Set<String>()
+            let useSet = headers.count > 24
+            if !useSet { seenList.reserveCapacity(headers.count) }
             for header in headers {
                 let name = HTTP2Request.asciiLowercased(header.name)
-                guard seen.insert(name).inserted else {
+                let isNew: Bool
+                if useSet {
+                    isNew = seenSet.insert(name).inserted
+                } else {
+                    isNew = !seenList.contains(name)
+                    if isNew { seenList.append(name) }
+                }
+                guard isNew else {
                     if firstDuplicate == nil { firstDuplicate = name }
                     continue
                 }
