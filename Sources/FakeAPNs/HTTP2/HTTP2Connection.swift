@@ -18,10 +18,12 @@ struct HTTP2Context: Sendable {
 final class HTTP2Connection: HTTP2SessionDelegate {
     /// The stream limit APNs announces once a connection may send freely.
     static let openStreamLimit: UInt32 = 1000
-    /// Body bytes kept per stream; more is answered 413 without being stored.
-    private static let bodyLimit = 64 * 1024
-    /// Header fields kept per stream.
+    /// Header fields kept per stream, and their bytes: a hostile client opening its thousand
+    /// streams costs at most a few megabytes.
     private static let headerLimit = 100
+    private static let headerBytesLimit = 16 * 1024
+    /// Body bytes kept per stream: one more than the largest payload, enough to answer 413.
+    private let bodyLimit: Int
 
     private let connection: TLSListener.Connection
     private let context: HTTP2Context
@@ -36,6 +38,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     private struct StreamState {
         var headers: [(name: String, value: String)] = []
+        var headerBytes = 0
         var body: [UInt8] = []
         var bodySize = 0
     }
@@ -44,6 +47,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         self.connection = connection
         self.context = context
         self.tokens = ProviderTokenSession()
+        self.bodyLimit = max(context.validator.maximumPayloadSize, context.validator.maximumVoIPPayloadSize) + 1
     }
 
     func run() {
@@ -110,14 +114,17 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     }
 
     func header(_ stream: Int32, name: String, value: String) {
-        guard streams[stream] != nil, streams[stream]!.headers.count < Self.headerLimit else { return }
+        guard let state = streams[stream], state.headers.count < Self.headerLimit,
+            state.headerBytes + name.utf8.count + value.utf8.count <= Self.headerBytesLimit
+        else { return }
+        streams[stream]!.headerBytes += name.utf8.count + value.utf8.count
         streams[stream]!.headers.append((name, value))
     }
 
     func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
         guard streams[stream] != nil else { return }
         streams[stream]!.bodySize += bytes.count
-        if streams[stream]!.body.count + bytes.count <= Self.bodyLimit {
+        if streams[stream]!.body.count + bytes.count <= bodyLimit {
             streams[stream]!.body.append(contentsOf: bytes)
         }
     }
