@@ -70,9 +70,13 @@ struct GatewaySession {
     private func decodeAll(_ bytes: UnsafeRawBufferPointer) -> (Int, Ending?) {
         var offset = 0
         var batch: [PushNotification] = []
+        batch.reserveCapacity(bytes.count / 48)
         let now = Date()
         let judging = context.policy.isActive
-        defer { context.notifications.append(contentsOf: batch) }
+        defer {
+            if !judging, let last = batch.last { state.lastAcceptedIdentifier = last.identifier }
+            context.notifications.append(moving: &batch)
+        }
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             switch context.decoder.decode(rest) {
@@ -87,18 +91,16 @@ struct GatewaySession {
                     connection: connection.info,
                     receivedAt: now)
                 offset += frame.length
-                if judging, let ending = judge(notification, batch: &batch) {
-                    return (offset, ending)
-                }
                 if !judging {
                     batch.append(notification)
-                    state.lastAcceptedIdentifier = notification.identifier
+                } else if let ending = judge(notification, batch: &batch) {
+                    return (offset, ending)
                 }
             case .incomplete:
                 return (offset, nil)
             case .failure(let failure):
-                context.notifications.append(contentsOf: batch)
-                batch.removeAll()
+                if !judging, let last = batch.last { state.lastAcceptedIdentifier = last.identifier }
+                context.notifications.append(moving: &batch)
                 return (offset, refuse(failure))
             }
         }

@@ -92,8 +92,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     /// Queues accepted notifications; called before the responses that announce them leave.
     private func deliver() {
-        context.notifications.append(contentsOf: batch)
-        batch.removeAll()
+        context.notifications.append(moving: &batch)
     }
 
     /// Writes whatever nghttp2 has queued; false when the connection is gone.

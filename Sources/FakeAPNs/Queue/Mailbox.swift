@@ -200,15 +200,33 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     /// Appends items in order and wakes whoever waits for them.
     func append(contentsOf batch: [Element]) {
-        guard !batch.isEmpty else { return }
         var batch = batch
+        append(moving: &batch)
+    }
+
+    /// Appends items in order, taking them out of `batch` (left empty, possibly with spare
+    /// capacity to reuse), and wakes whoever waits for them. When the queue is empty the
+    /// batch's storage becomes the queue's: no element is copied.
+    func append(moving batch: inout [Element]) {
+        guard !batch.isEmpty else { return }
         var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
         lock.withLock {
-            if let stamp {
-                for index in batch.indices { stamp(&batch[index], arrivedTotal + index + 1) }
+            let added = batch.count
+            let start: Int
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+                swap(&items, &batch)
+                start = 0
+            } else {
+                start = items.count
+                items.append(contentsOf: batch)
+                batch.removeAll(keepingCapacity: true)
             }
-            items.append(contentsOf: batch)
-            arrivedTotal += batch.count
+            if let stamp {
+                for index in start..<items.count { stamp(&items[index], arrivedTotal + index - start + 1) }
+            }
+            arrivedTotal += added
             if !asyncWaiters.isEmpty {
                 var index = 0
                 while index < asyncWaiters.count {
@@ -244,8 +262,9 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
             return taken
         case .all:
             guard items.count > head else { return nil }
-            let taken = Array(items[head...])
-            items.removeAll(keepingCapacity: items.count < 65_536)
+            if head > 0 { items.removeFirst(head) }
+            var taken: [Element] = []
+            swap(&taken, &items)
             head = 0
             return taken
         case .first(let predicate):
