@@ -149,3 +149,37 @@ final class DeviceTokenTests: XCTestCase {
         XCTAssertEqual(Set([lower, described]).count, 1)
     }
 }
+
+/// Tokens kept inline (up to 32 bytes) and on the heap (longer) behave alike.
+final class DeviceTokenStorageTests: XCTestCase {
+    func testEveryLengthRoundTripsItsBytes() {
+        for length in [0, 1, 7, 8, 9, 31, 32, 33, 64, 100] {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let token = DeviceToken(bytes: bytes)
+            XCTAssertEqual(token.bytes, bytes, "length \(length)")
+            XCTAssertEqual(token.count, length)
+            XCTAssertEqual(bytes.withUnsafeBytes { DeviceToken(copying: $0) }, token, "length \(length)")
+        }
+    }
+
+    func testEqualityAndHashingFollowTheBytes() {
+        let short = DeviceToken(bytes: [1, 2, 3])
+        XCTAssertNotEqual(short, DeviceToken(bytes: [1, 2, 3, 0]), "a trailing zero is a different token")
+        XCTAssertEqual(Set([short, DeviceToken(bytes: [1, 2, 3])]).count, 1)
+        let long = DeviceToken(bytes: [UInt8](repeating: 9, count: 40))
+        XCTAssertEqual(long, try DeviceToken(hex: String(repeating: "09", count: 40)))
+    }
+}
+
+/// Payloads copied from a receive buffer behave as those made from arrays.
+final class PayloadStorageTests: XCTestCase {
+    func testPayloadCopiedFromABufferEqualsOneFromAnArray() {
+        let bytes = Array(#"{"aps":{"alert":"x"}}"#.utf8)
+        let copied = bytes.withUnsafeBytes { Payload(copying: $0) }
+        XCTAssertEqual(copied, Payload(bytes: bytes))
+        XCTAssertEqual(copied.hashValue, Payload(bytes: bytes).hashValue)
+        XCTAssertEqual(copied.count, bytes.count)
+        XCTAssertEqual(copied.aps.alert?.body, "x")
+        XCTAssertEqual(Payload(bytes: []).bytes, [])
+    }
+}

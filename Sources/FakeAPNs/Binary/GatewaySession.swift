@@ -82,8 +82,8 @@ struct GatewaySession {
             switch context.decoder.decode(rest) {
             case .frame(let frame):
                 let notification = PushNotification(
-                    deviceToken: DeviceToken(bytes: rest[frame.token]),
-                    payload: Payload(bytes: rest[frame.payload]),
+                    deviceToken: DeviceToken(copying: UnsafeRawBufferPointer(rebasing: rest[frame.token])),
+                    payload: Payload(copying: UnsafeRawBufferPointer(rebasing: rest[frame.payload])),
                     identifier: frame.identifier,
                     expiration: frame.expiration,
                     priority: Priority(rawValue: Int(frame.priority)),

@@ -11,12 +11,63 @@ public import Foundation
 /// let fixture: DeviceToken = "fe15a27d5df3c347"  // string literal, for tests
 /// ```
 public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// Tokens of up to 32 bytes (every device token so far) are kept inline, so a gateway
+    /// receiving a million notifications a second allocates nothing for them. Each length has
+    /// one representation, so the synthesized equality and hashing are the bytes'.
+    private enum Storage: Hashable, Sendable {
+        case inline(count: UInt8, UInt64, UInt64, UInt64, UInt64)
+        case heap([UInt8])
+    }
+
+    private let storage: Storage
+
     /// The token's bytes.
-    public let bytes: [UInt8]
+    public var bytes: [UInt8] {
+        switch storage {
+        case .heap(let bytes):
+            return bytes
+        case .inline(let count, let a, let b, let c, let d):
+            return [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+                for index in 0..<Int(count) {
+                    let word = index < 8 ? a : index < 16 ? b : index < 24 ? c : d
+                    buffer[index] = UInt8(truncatingIfNeeded: word >> (UInt64(index % 8) * 8))
+                }
+                initialized = Int(count)
+            }
+        }
+    }
+
+    /// How many bytes the token has.
+    public var count: Int {
+        switch storage {
+        case .heap(let bytes): bytes.count
+        case .inline(let count, _, _, _, _): Int(count)
+        }
+    }
 
     /// Creates a token from its bytes.
     public init(bytes: some Sequence<UInt8>) {
-        self.bytes = Array(bytes)
+        let array = Array(bytes)
+        self = array.withUnsafeBytes { DeviceToken(copying: $0) }
+    }
+
+    /// A token copied straight from a receive buffer.
+    init(copying raw: UnsafeRawBufferPointer) {
+        guard raw.count <= 32 else {
+            storage = .heap(Array(raw))
+            return
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        for (index, byte) in raw.enumerated() {
+            let shifted = UInt64(byte) << (UInt64(index % 8) * 8)
+            switch index / 8 {
+            case 0: words.0 |= shifted
+            case 1: words.1 |= shifted
+            case 2: words.2 |= shifted
+            default: words.3 |= shifted
+            }
+        }
+        storage = .inline(count: UInt8(raw.count), words.0, words.1, words.2, words.3)
     }
 
     /// Creates a token from hexadecimal text.
@@ -34,7 +85,7 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
     /// - Throws: ``DeviceTokenError`` when there are no digits, an odd number of digits,
     ///   or a character that is not a hex digit, whitespace or a bracket in its place.
     public init(hex: String) throws(DeviceTokenError) {
-        self.bytes = try Self.decode(hex)
+        self.init(bytes: try Self.decode(hex))
     }
 
     /// Creates a token from a hex string literal; for tests and fixtures.
@@ -45,7 +96,7 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
     /// at position 3 in device token: expected hex digits 0-9, a-f or A-F`.
     public init(stringLiteral value: String) {
         do {
-            self.bytes = try Self.decode(value)
+            self.init(bytes: try Self.decode(value))
         } catch {
             fatalError("Invalid DeviceToken literal \"\(value)\": \(error)")
         }
@@ -54,6 +105,7 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
     /// The bytes as lowercase hex digits with no separators, as in an HTTP/2 request path.
     public var hex: String {
         let digits: StaticString = "0123456789abcdef"
+        let bytes = self.bytes
         return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
             for (position, byte) in bytes.enumerated() {
                 buffer[2 * position] = digits.utf8Start[Int(byte >> 4)]

@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A notification's payload: the raw bytes as they arrived, and lazily their JSON meaning.
 ///
@@ -21,11 +20,23 @@ import Synchronization
 /// payload.customKeys.keys    // ["id"]
 /// ```
 public struct Payload: Sendable, Hashable {
-    private let storage: Storage
+    /// The storage, shared by copies; only read after creation, the parse result under a lock.
+    private struct Shared: @unchecked Sendable {
+        let storage: Storage
+    }
+
+    private let shared: Shared
+    private var storage: Storage { shared.storage }
 
     /// Creates a payload from raw bytes, without parsing them.
     public init(bytes: some Sequence<UInt8>) {
-        storage = Storage(bytes: Array(bytes))
+        let array = Array(bytes)
+        shared = Shared(storage: array.withUnsafeBytes { Storage.make(copying: $0) })
+    }
+
+    /// A payload copied straight from a receive buffer: one allocation, bytes and all.
+    init(copying raw: UnsafeRawBufferPointer) {
+        shared = Shared(storage: Storage.make(copying: raw))
     }
 
     /// Creates a payload from the UTF-8 bytes of `string`, without parsing it.
@@ -45,17 +56,22 @@ public struct Payload: Sendable, Hashable {
 
     /// The payload exactly as sent.
     public var bytes: [UInt8] {
-        storage.bytes
+        storage.withBytes { Array($0) }
+    }
+
+    /// How many bytes the payload has.
+    public var count: Int {
+        storage.count
     }
 
     /// The payload exactly as sent, as `Data`.
     public var data: Data {
-        Data(storage.bytes)
+        storage.withBytes { Data($0) }
     }
 
     /// The payload as text, or `nil` when the bytes are not valid UTF-8.
     public var text: String? {
-        String(validating: storage.bytes, as: UTF8.self)
+        storage.withBytes { String(validating: $0, as: UTF8.self) }
     }
 
     /// The parsed JSON, or `nil` when the bytes are not valid JSON.
@@ -108,19 +124,20 @@ public struct Payload: Sendable, Hashable {
 
     /// Payloads are equal when their bytes are equal.
     public static func == (lhs: Payload, rhs: Payload) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.bytes == rhs.storage.bytes
+        lhs.storage === rhs.storage
+            || lhs.storage.withBytes { left in rhs.storage.withBytes { right in left.elementsEqual(right) } }
     }
 
     /// Hashes the bytes, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage.bytes)
+        storage.withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
 extension Payload: CustomStringConvertible {
     /// The payload's text, or its size when it is not UTF-8.
     public var description: String {
-        text ?? "<\(storage.bytes.count) bytes, not UTF-8>"
+        text ?? "<\(storage.count) bytes, not UTF-8>"
     }
 }
 
@@ -134,7 +151,7 @@ extension Payload {
         var aps = APS()
         var customKeys = JSONObject()
 
-        init(bytes: [UInt8]) {
+        init(bytes: UnsafeBufferPointer<UInt8>) {
             do {
                 let json = try JSONValue.parse(bytes)
                 self.json = json
@@ -165,33 +182,62 @@ extension Payload {
         }
     }
 
-    /// Shared by all copies of one payload, so the bytes are parsed at most once.
-    private final class Storage: Sendable {
-        let bytes: [UInt8]
-        private let state = Mutex<(parsed: Parsed?, parseCount: Int)>((nil, 0))
+    /// What a payload's storage holds besides its bytes.
+    private struct Header {
+        let count: Int
+        var parsed: Parsed?
+        var parseCount = 0
+    }
 
-        init(bytes: [UInt8]) {
-            self.bytes = bytes
+    /// Shared by all copies of one payload: the bytes live in the same allocation as the
+    /// object (a gateway makes a million of these a second), and the parse result is added on
+    /// first use, under one of a few shared locks, so the bytes are parsed at most once.
+    private final class Storage: ManagedBuffer<Header, UInt8> {
+        static func make(copying raw: UnsafeRawBufferPointer) -> Storage {
+            let buffer = Storage.create(minimumCapacity: raw.count) { _ in Header(count: raw.count) }
+            let storage = unsafeDowncast(buffer, to: Storage.self)
+            if let base = raw.baseAddress, raw.count > 0 {
+                storage.withUnsafeMutablePointerToElements {
+                    $0.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
+                }
+            }
+            return storage
+        }
+
+        var count: Int { header.count }
+
+        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+            try withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: header.count)) }
+        }
+
+        /// The lock guarding this payload's parse result: one of a few shared ones, since
+        /// parsing is rare (tests look at a handful of payloads) and payloads are many.
+        private var lock: ConditionLock {
+            let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+            return Payload.parseLocks[Int((address >> 4) % UInt(Payload.parseLocks.count))]
         }
 
         /// The parse result, parsing on first use; concurrent first readers wait for one parse.
         var parsed: Parsed {
-            state.withLock { state in
-                if let parsed = state.parsed {
+            lock.withLock {
+                if let parsed = header.parsed {
                     return parsed
                 }
-                let parsed = Parsed(bytes: bytes)
-                state = (parsed, state.parseCount + 1)
+                let parsed = withBytes { Parsed(bytes: $0) }
+                header.parsed = parsed
+                header.parseCount += 1
                 return parsed
             }
         }
 
         var isParsed: Bool {
-            state.withLock { $0.parsed != nil }
+            lock.withLock { header.parsed != nil }
         }
 
         var parseCount: Int {
-            state.withLock { $0.parseCount }
+            lock.withLock { header.parseCount }
         }
     }
+
+    private static let parseLocks = (0..<32).map { _ in ConditionLock() }
 }
