@@ -41,12 +41,28 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     private let stamp: (@Sendable (inout Element, Int) -> Void)?
+    private let arrived: (@Sendable ([Element]) -> Void)?
+    private var dropped = 0
+    /// The most items the queue keeps; when more arrive the oldest are dropped (and counted).
+    /// Nil: no limit.
+    public let capacity: Int?
 
     /// A mailbox whose timeout messages call its items `noun` ("notification"). `stamp`
-    /// gives each arriving item its place in the order of arrival, from 1.
-    init(noun: String, stamp: (@Sendable (inout Element, Int) -> Void)? = nil) {
+    /// gives each arriving item its place in the order of arrival, from 1; `arrived` sees
+    /// each stamped batch, in order, inside the queue's lock (it must be quick).
+    init(
+        noun: String, capacity: Int? = nil, stamp: (@Sendable (inout Element, Int) -> Void)? = nil,
+        arrived: (@Sendable ([Element]) -> Void)? = nil
+    ) {
         self.noun = noun
+        self.capacity = capacity.map { max(1, $0) }
         self.stamp = stamp
+        self.arrived = arrived
+    }
+
+    /// How many items were dropped, oldest first, to honour `capacity`.
+    public var droppedCount: Int {
+        lock.withLock { dropped }
     }
 
     // MARK: - Looking
@@ -227,6 +243,13 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
                 for index in start..<items.count { stamp(&items[index], arrivedTotal + index - start + 1) }
             }
             arrivedTotal += added
+            arrived?(Array(items[start...]))
+            if let capacity, items.count - head > capacity {
+                let excess = items.count - head - capacity
+                head += excess
+                dropped += excess
+                compactIfWorthIt()
+            }
             if !asyncWaiters.isEmpty {
                 var index = 0
                 while index < asyncWaiters.count {

@@ -40,6 +40,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
         public var clientCertificates: ClientCertificatePolicy
         /// The largest payload the binary gateway accepts, in bytes (Apple's: 2048).
         public var maximumPayloadSize: Int
+        /// The most notifications (and, separately, rejections) kept in each queue and each
+        /// history; the oldest are dropped first and counted. Nil (the default): no limit.
+        public var retention: Int?
+        /// Hears every event (connections, acceptances in order, refusals, feedback reads) on
+        /// the server's own threads; keep it quick. The daemon's log and metrics use it.
+        public var onEvent: (@Sendable (ServerEvent) -> Void)?
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -47,7 +53,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
             environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
-            maximumPayloadSize: Int = 2048
+            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil
         ) {
             self.host = host
             self.gatewayPort = gatewayPort
@@ -60,6 +66,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.identity = identity
             self.clientCertificates = clientCertificates
             self.maximumPayloadSize = maximumPayloadSize
+            self.retention = retention
+            self.onEvent = onEvent
         }
     }
 
@@ -75,6 +83,10 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public var faults: FaultRules { policy.faults }
     /// The feedback service's pending tuples.
     public let feedback = FeedbackService()
+    /// Every notification accepted, popped or not, up to `retention`.
+    public let notificationHistory: History<PushNotification>
+    /// Every refusal, popped or not, up to `retention`.
+    public let rejectionHistory: History<Rejection>
 
     private let policy: Policy
     private let lock = ConditionLock()
@@ -89,12 +101,25 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// A server that is not listening yet; call `start()`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.notifications = Mailbox(noun: "notification") { notification, sequence in
-            notification.sequenceNumber = UInt64(sequence)
-        }
-        self.rejections = Mailbox(noun: "rejection") { rejection, sequence in
-            rejection.sequenceNumber = UInt64(sequence)
-        }
+        let notificationHistory = History<PushNotification>(capacity: configuration.retention)
+        let rejectionHistory = History<Rejection>(capacity: configuration.retention)
+        let onEvent = configuration.onEvent
+        self.notificationHistory = notificationHistory
+        self.rejectionHistory = rejectionHistory
+        self.notifications = Mailbox(
+            noun: "notification", capacity: configuration.retention,
+            stamp: { notification, sequence in notification.sequenceNumber = UInt64(sequence) },
+            arrived: { batch in
+                notificationHistory.append(contentsOf: batch)
+                onEvent?(.accepted(batch))
+            })
+        self.rejections = Mailbox(
+            noun: "rejection", capacity: configuration.retention,
+            stamp: { rejection, sequence in rejection.sequenceNumber = UInt64(sequence) },
+            arrived: { batch in
+                rejectionHistory.append(contentsOf: batch)
+                batch.forEach { onEvent?(.rejected($0)) }
+            })
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
     }
@@ -124,7 +149,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 notifications: notifications, rejections: rejections)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
-                connectionIDs: connectionIDs
+                connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.gateway),
+                onConnection: connectionChanged(.gateway)
             ) { connection in
                 GatewaySession(connection: connection, context: gatewayContext).run()
             }
@@ -133,11 +159,15 @@ public final class FakeAPNsServer: @unchecked Sendable {
             do {
                 if let feedbackPort = configuration.feedbackPort {
                     let feedback = self.feedback
+                    let onEvent = configuration.onEvent
                     let listener = TLSListener(
                         name: "feedback", host: configuration.host, port: feedbackPort, context: context,
-                        connectionIDs: connectionIDs
+                        connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.feedback),
+                        onConnection: connectionChanged(.feedback)
                     ) { connection in
-                        FeedbackSession(connection: connection, feedback: feedback, onRead: { _, _ in }).run()
+                        FeedbackSession(connection: connection, feedback: feedback) { tuples, info in
+                            onEvent?(.feedbackRead(tuples, info))
+                        }.run()
                     }
                     _ = try listener.start()
                     feedbackListener = listener
@@ -158,6 +188,32 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
     }
 
+    private func handshakeFailed(_ listener: ListenerKind) -> @Sendable (String, TLSError) -> Void {
+        let onEvent = configuration.onEvent
+        return { peer, error in onEvent?(.handshakeFailed(peer: peer, listener: listener, reason: error.description)) }
+    }
+
+    private func connectionChanged(_ listener: ListenerKind) -> @Sendable (ConnectionInfo, Bool) -> Void {
+        let onEvent = configuration.onEvent
+        return { info, opened in
+            onEvent?(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
+        }
+    }
+
+    /// Forgets every notification and rejection (queues and histories), fault rule, device
+    /// and pending feedback tuple, and sets strict mode back to the configuration's: the
+    /// state of a server just started, for one server serving many tests.
+    public func reset() {
+        notifications.removeAll()
+        rejections.removeAll()
+        notificationHistory.removeAll()
+        rejectionHistory.removeAll()
+        faults.removeAll()
+        devices.removeAll()
+        devices.isStrict = configuration.strictDeviceRegistry
+        feedback.takePending()
+    }
+
     private func makeHTTP2Listener(port: Int) throws -> TLSListener {
         // Certificate authentication needs the certificate asked for; without one the request
         // is answered 403 MissingProviderToken, as APNs does, so asking is enough.
@@ -175,7 +231,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
             policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
         return TLSListener(
-            name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs
+            name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
+            onHandshakeFailure: handshakeFailed(.http2), onConnection: connectionChanged(.http2)
         ) { connection in
             HTTP2Connection(connection: connection, context: http2Context).run()
         }

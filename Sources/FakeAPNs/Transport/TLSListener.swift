@@ -25,6 +25,7 @@ final class TLSListener: @unchecked Sendable {
     private let connectionIDs: ConnectionCounter
     private let handler: @Sendable (Connection) -> Void
     private let onHandshakeFailure: @Sendable (String, TLSError) -> Void
+    private let onConnection: @Sendable (ConnectionInfo, _ opened: Bool) -> Void
 
     private let lock = ConditionLock()
     // Protected by `lock`:
@@ -40,6 +41,7 @@ final class TLSListener: @unchecked Sendable {
     init(
         name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
         onHandshakeFailure: @escaping @Sendable (String, TLSError) -> Void = { _, _ in },
+        onConnection: @escaping @Sendable (ConnectionInfo, _ opened: Bool) -> Void = { _, _ in },
         handler: @escaping @Sendable (Connection) -> Void
     ) {
         self.name = name
@@ -48,6 +50,7 @@ final class TLSListener: @unchecked Sendable {
         self.context = context
         self.connectionIDs = connectionIDs
         self.onHandshakeFailure = onHandshakeFailure
+        self.onConnection = onConnection
         self.handler = handler
     }
 
@@ -179,8 +182,10 @@ final class TLSListener: @unchecked Sendable {
             try stream.handshake()
             let info = ConnectionInfo(
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
+            onConnection(info, true)
             handler(Connection(stream: stream, info: info, listener: self))
             if !isStopping { stream.sendCloseNotify() }
+            onConnection(info, false)
         } catch let error as TLSError {
             if !isStopping { onHandshakeFailure(peer, error) }
         } catch {

@@ -1,0 +1,28 @@
+/// Something that happened at a server, as its event observer hears it: the daemon's log and
+/// metrics are built on these.
+public enum ServerEvent: Sendable {
+    /// A client connected and completed the TLS handshake.
+    case connectionOpened(ConnectionInfo, listener: ListenerKind)
+    /// A client's connection ended.
+    case connectionClosed(ConnectionInfo, listener: ListenerKind)
+    /// A client connected but the TLS handshake failed.
+    case handshakeFailed(peer: String, listener: ListenerKind, reason: String)
+    /// Notifications were accepted, in order, with their sequence numbers.
+    case accepted([PushNotification])
+    /// A notification was refused.
+    case rejected(Rejection)
+    /// A client read the feedback service's pending tuples.
+    case feedbackRead([FeedbackTuple], ConnectionInfo)
+}
+
+/// Which of a server's listeners.
+public enum ListenerKind: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// The binary gateway.
+    case gateway
+    /// The feedback service.
+    case feedback
+    /// The HTTP/2 provider API.
+    case http2
+
+    public var description: String { rawValue }
+}
