@@ -37,15 +37,25 @@ let package = Package(
             dependencies: ["FakeAPNs"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "FakeAPNsDaemon",
+            dependencies: ["FakeAPNs"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "fake-apns",
-            dependencies: ["FakeAPNs"],
+            dependencies: ["FakeAPNsDaemon"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "fake-apns-bench",
             dependencies: ["FakeAPNs"],
             path: "Sources/fake-apns-bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FakeAPNsDaemonTests",
+            dependencies: ["FakeAPNsDaemon", "FakeAPNs"],
             swiftSettings: strictSettings
         ),
         .testTarget(

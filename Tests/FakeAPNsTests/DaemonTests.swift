@@ -15,7 +15,7 @@ final class DaemonTests: XCTestCase {
     }
 
     private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonProcess, (gateway: Int, feedback: Int)) {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0"] + arguments)
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
         let start = try daemon.nextJSON()
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         let gateway = try XCTUnwrap(start["listeners"]?[0])
@@ -41,7 +41,7 @@ final class DaemonTests: XCTestCase {
         try client.send(
             BinaryEncoder.enhanced(identifier: 42, expiration: 1_900_000_000, token: Fixtures.token, payload: Fixtures.alert)
                 + BinaryEncoder.simple(token: Fixtures.otherToken, payload: Array("not json".utf8)))
-        let first = try daemon.nextJSON()
+        let first = try daemon.next()
         XCTAssertEqual(first["event"]?.stringValue, "notification")
         XCTAssertEqual(first["token"]?.stringValue, Fixtures.token.hex)
         XCTAssertEqual(first["identifier"]?.intValue, 42)
@@ -50,7 +50,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(first["format"]?.stringValue, "enhanced")
         XCTAssertEqual(first["payload"]?["aps"]?["alert"]?.stringValue, "Hello")
         XCTAssertNotNil(first["receivedAt"]?.stringValue)
-        let second = try daemon.nextJSON()
+        let second = try daemon.next()
         XCTAssertEqual(second["format"]?.stringValue, "simple")
         XCTAssertEqual(second["payload"], .null)
         XCTAssertEqual(second["payloadText"]?.stringValue, "not json")
@@ -78,7 +78,7 @@ final class DaemonTests: XCTestCase {
         let (daemon, port) = try startedDaemon(["--client-certificates", "required"])
         let client = try TLSClient(host: "127.0.0.1", port: port, identity: .testClient)
         try client.send(BinaryEncoder.frame(token: Fixtures.token, payload: Fixtures.alert, identifier: 3))
-        let line = try daemon.nextJSON()
+        let line = try daemon.next()
         XCTAssertEqual(line["clientTopic"]?.stringValue, "com.example.app")
         XCTAssertEqual(daemon.stop(), 0)
     }
@@ -86,9 +86,9 @@ final class DaemonTests: XCTestCase {
     func testHelpListsEveryOption() throws {
         let daemon = try DaemonProcess(arguments: ["--help"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
-        let help = try daemon.lines.pop(count: 5, timeout: .seconds(5)).joined(separator: "\n") + "\n"
-            + daemon.lines.removeAll().joined(separator: "\n")
-        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
+        XCTAssertTrue(eventually { daemon.lines.snapshot().contains { $0.contains("Usage errors exit 64") } })
+        let help = daemon.lines.removeAll().joined(separator: "\n")
+        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--web-port", "--web-host", "--web-public", "--retention", "--log", "--log-file", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
                        "--trusted-ca", "--max-payload-size", "--version", "--help"] {
             XCTAssertTrue(help.contains(option), "help mentions \(option)")
         }
@@ -106,12 +106,12 @@ final class DaemonTests: XCTestCase {
         let (daemon, port) = try startedDaemon(["--devices", file.path, "--strict"])
         let accepted = try TLSClient(host: "127.0.0.1", port: port)
         try accepted.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
-        XCTAssertEqual(try daemon.nextJSON()["identifier"]?.intValue, 1)
+        XCTAssertEqual(try daemon.next()["identifier"]?.intValue, 1)
         for (identifier, token) in [(UInt32(2), Fixtures.otherToken), (3, DeviceToken(bytes: [1, 2, 3]))] {
             let client = try TLSClient(host: "127.0.0.1", port: port)
             try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: Fixtures.alert))
             XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd())?.status, .invalidToken)
-            let line = try daemon.nextJSON()
+            let line = try daemon.next()
             XCTAssertEqual(line["event"]?.stringValue, "rejected")
             XCTAssertEqual(line["identifier"]?.intValue, Int(identifier))
             XCTAssertEqual(line["status"]?.intValue, 8)
@@ -131,7 +131,7 @@ final class DaemonTests: XCTestCase {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
         try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--devices", file.path])
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
@@ -142,12 +142,44 @@ final class DaemonTests: XCTestCase {
         let client = try HTTP2Client(host: "127.0.0.1", port: http2Port)
         let token = try ProviderTokenSigner.sign(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
         XCTAssertEqual(try client.send(.push(extra: [("authorization", "bearer \(token)")])).status, 200)
-        let line = try daemon.nextJSON()
+        let line = try daemon.next()
         XCTAssertEqual(line["format"]?.stringValue, "http2")
         XCTAssertEqual(line["topic"]?.stringValue, "com.example.app")
         XCTAssertNotNil(line["apnsID"]?.stringValue)
         XCTAssertEqual(try client.send(.push()).reason, "MissingProviderToken")
-        XCTAssertEqual(try daemon.nextJSON()["reason"]?.stringValue, "MissingProviderToken")
+        XCTAssertEqual(try daemon.next()["reason"]?.stringValue, "MissingProviderToken")
+        XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    func testLogsConnectionsAsJSONLinesAndAsTextToAFile() throws {
+        let (daemon, port) = try startedDaemon()
+        let client = try TLSClient(host: "127.0.0.1", port: port)
+        try client.send(BinaryEncoder.enhanced(identifier: 5, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try daemon.next(["connection-opened"])["listener"]?.stringValue, "gateway")
+        XCTAssertEqual(try daemon.next()["identifier"]?.intValue, 5)
+        client.close()
+        XCTAssertEqual(try daemon.next(["connection-closed"])["listener"]?.stringValue, "gateway")
+        XCTAssertEqual(daemon.stop(), 0)
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fake-apns-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (textDaemon, textPort) = try startedDaemon(["--log", "text", "--log-file", file.path])
+        let textClient = try TLSClient(host: "127.0.0.1", port: textPort)
+        try textClient.send(BinaryEncoder.enhanced(identifier: 6, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertTrue(eventually {
+            ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("accepted #1 enhanced token \(Fixtures.token.hex) id 6")
+        })
+        XCTAssertEqual(textDaemon.stop(), 0)
+    }
+
+    func testEnvironmentVariablesConfigureTheDaemon() throws {
+        let daemon = try DaemonProcess(
+            arguments: [],
+            environment: ["FAKE_APNS_GATEWAY_PORT": "0", "FAKE_APNS_FEEDBACK_PORT": "0", "FAKE_APNS_HTTP2_PORT": "0",
+                          "FAKE_APNS_WEB_PORT": "0", "FAKE_APNS_ENVIRONMENT": "production"])
+        let start = try daemon.nextJSON()
+        XCTAssertEqual(start["environment"]?.stringValue, "production")
+        XCTAssertNotEqual(start["listeners"]?[0]?["port"]?.intValue, 2195)
         XCTAssertEqual(daemon.stop(), 0)
     }
 
@@ -170,7 +202,7 @@ final class DaemonTests: XCTestCase {
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

@@ -6,8 +6,9 @@ import Glibc
 
 /// RFC 3339 UTC timestamps with microseconds ("2026-11-29T13:05:09.123456Z"), as the daemon
 /// prints them. Formatted by hand: it runs once per logged notification.
-enum Timestamp {
-    static func rfc3339(_ date: Date) -> String {
+public enum Timestamp {
+    /// `date` as RFC 3339 UTC with microseconds.
+    public static func rfc3339(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970
         var seconds = time_t(interval.rounded(.down))
         var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())

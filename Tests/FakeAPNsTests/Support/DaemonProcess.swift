@@ -21,9 +21,12 @@ final class DaemonProcess: @unchecked Sendable {
         return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
     }
 
-    init(arguments: [String]) throws {
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = Self.executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = outputPipe
         process.standardError = errorPipe
         process.standardInput = FileHandle.nullDevice
@@ -48,6 +51,15 @@ final class DaemonProcess: @unchecked Sendable {
     /// The next output line parsed as JSON.
     func nextJSON(timeout: Duration = .seconds(10)) throws -> JSONValue {
         try JSONValue(parsing: lines.pop(timeout: timeout))
+    }
+
+    /// The next JSON line of one of these events (`notification`, `rejected`, …), skipping others.
+    func next(_ events: Set<String> = ["notification", "rejected"], timeout: Duration = .seconds(10)) throws -> JSONValue {
+        let line = try lines.pop(timeout: timeout, matching: "an event in \(events.sorted())") { line in
+            guard let event = try? JSONValue(parsing: line)["event"]?.stringValue else { return false }
+            return events.contains(event)
+        }
+        return try JSONValue(parsing: line)
     }
 
     /// Sends `signal` and waits up to `timeout` for the process to exit; its status, or nil.

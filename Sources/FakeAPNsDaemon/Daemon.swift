@@ -1,0 +1,111 @@
+import FakeAPNs
+import Foundation
+
+/// The daemon's engine: the server configured from the options, with the `--devices`
+/// registered, and the control API beside it. `reset()` brings both back to how they started.
+final class Daemon: Sendable {
+    let options: Options
+    let server: FakeAPNsServer
+    let devices: [DevicesFile.Entry]
+
+    init(options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void) throws {
+        self.options = options
+        self.devices = devices
+        self.server = try Self.makeServer(options: options, onEvent: onEvent)
+        registerDevices()
+    }
+
+    /// Starts the APNs listeners (and, once it exists, the control API).
+    func start(metrics: Metrics) throws {
+        try server.start()
+    }
+
+    /// Stops every listener.
+    func stop() {
+        server.stop()
+    }
+
+    /// The control API's bound port (0 until it listens).
+    var webPort: Int { 0 }
+
+    /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
+    /// devices of `--devices`.
+    func reset() {
+        server.reset()
+        registerDevices()
+    }
+
+    private func registerDevices() {
+        for device in devices {
+            server.devices.register(device.token, topic: device.topic, environment: device.environment)
+        }
+    }
+
+    /// The first line of standard output: every listener and its bound port.
+    var startLine: JSONValue {
+        let host = JSONValue.string(options.host)
+        return [
+            "event": "listening",
+            "version": .string(Options.version),
+            "listeners": [
+                ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
+                ["name": "feedback", "host": host, "port": .int(server.feedbackPort)],
+                ["name": "http2", "host": host, "port": .int(server.http2Port)],
+                ["name": "web", "host": .string(options.webHost), "port": .int(webPort)],
+            ],
+            "authentication": .string(Self.modeName(options)),
+            "environment": .string(options.environment.rawValue),
+        ]
+    }
+
+    /// A server configured from the command line; not started.
+    private static func makeServer(options: Options, onEvent: @escaping @Sendable (ServerEvent) -> Void) throws -> FakeAPNsServer {
+        var configuration = FakeAPNsServer.Configuration(
+            host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
+            http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
+            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent)
+        if let certificate = options.certificateFile, let key = options.keyFile {
+            configuration.identity = try TLSIdentity(
+                certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
+        }
+        configuration.authentication = try authentication(options)
+        if options.clientCertificates != .off {
+            var trusted = TestCertificates.caPEM
+            if let file = options.trustedCAFile {
+                trusted = try String(contentsOfFile: file, encoding: .utf8)
+            }
+            configuration.clientCertificates = ClientCertificatePolicy(
+                mode: options.clientCertificates, trustedCAsPEM: trusted)
+        }
+        return FakeAPNsServer(configuration: configuration)
+    }
+
+    /// The authentication mode the options name (`--jwt-key` alone implies token).
+    static func modeName(_ options: Options) -> String {
+        options.authentication ?? (options.jwtKeys.isEmpty ? "none" : "token")
+    }
+
+    private static func authentication(_ options: Options) throws -> HTTP2Authentication {
+        switch modeName(options) {
+        case "certificate":
+            return .certificate
+        case "token":
+            var keys: [JWTSigningKey] = []
+            for key in options.jwtKeys {
+                keys.append(try signingKey(keyID: key.keyID, teamID: key.teamID, path: key.path))
+            }
+            return .token(keys.isEmpty ? [.test] : keys)
+        default:
+            return .none
+        }
+    }
+
+    /// A trusted JWT key from a `.p8` or a public key PEM file.
+    private static func signingKey(keyID: String, teamID: String, path: String) throws -> JWTSigningKey {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        if text.contains("PUBLIC KEY") {
+            return try JWTSigningKey(keyID: keyID, teamID: teamID, publicKeyPEM: text)
+        }
+        return try JWTSigningKey(keyID: keyID, teamID: teamID, privateKeyPEM: text)
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// The `fake-apns` command: `serve` (the default), `send`, `feedback`.
+public enum FakeAPNsCommand {
+    /// Runs the command line and returns the exit status.
+    public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+        switch arguments.first {
+        case "send":
+            return SendCommand.run(Array(arguments.dropFirst()))
+        case "feedback":
+            return FeedbackCommand.run(Array(arguments.dropFirst()))
+        default:
+            return ServeCommand.run(arguments, environment: environment)
+        }
+    }
+
+    /// Prints `fake-apns: message` on standard error.
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("fake-apns: \(message)\n".utf8))
+    }
+
+    /// Prints a usage error and returns 64 (EX_USAGE).
+    static func usageError(_ message: String) -> Int32 {
+        printError(message)
+        return 64
+    }
+}

@@ -1,0 +1,86 @@
+import FakeAPNs
+import Synchronization
+
+/// The daemon's counters, fed by server events, rendered in Prometheus text format.
+public final class Metrics: Sendable {
+    private struct Counts {
+        var accepted: [String: Int] = [:]
+        var rejected: [String: Int] = [:]
+        var opened: [String: Int] = [:]
+        var open: [String: Int] = [:]
+        var handshakeFailures: [String: Int] = [:]
+        var feedbackReads = 0
+        var feedbackTuples = 0
+    }
+
+    private let counts = Mutex(Counts())
+
+    public init() {}
+
+    /// Counts one event.
+    public func record(_ event: ServerEvent) {
+        counts.withLock { counts in
+            switch event {
+            case .accepted(let batch):
+                for notification in batch { counts.accepted[notification.format.rawValue, default: 0] += 1 }
+            case .rejected(let rejection):
+                counts.rejected[rejection.reason, default: 0] += 1
+            case .connectionOpened(_, let listener):
+                counts.opened[listener.rawValue, default: 0] += 1
+                counts.open[listener.rawValue, default: 0] += 1
+            case .connectionClosed(_, let listener):
+                counts.open[listener.rawValue, default: 0] -= 1
+            case .handshakeFailed(_, let listener, _):
+                counts.handshakeFailures[listener.rawValue, default: 0] += 1
+            case .feedbackRead(let tuples, _):
+                counts.feedbackReads += 1
+                counts.feedbackTuples += tuples.count
+            }
+        }
+    }
+
+    /// The Prometheus exposition, with the queue depths of `server` read now.
+    public func render(server: FakeAPNsServer) -> String {
+        let counts = counts.withLock { $0 }
+        var text = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples {
+                text += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(labels)} \(value)\n"
+            }
+        }
+        func labelled(_ label: String, _ values: [String: Int], all keys: [String] = []) -> [(String, Int)] {
+            let names = Set(values.keys).union(keys).sorted()
+            return names.map { ("\(label)=\"\(Self.escape($0))\"", values[$0] ?? 0) }
+        }
+        let formats = ["simple", "enhanced", "frame", "http2"]
+        let listeners = ListenerKind.allCases.map(\.rawValue)
+        family("fakeapns_notifications_accepted_total", "counter", "Notifications accepted, by wire format.",
+               labelled("format", counts.accepted, all: formats))
+        family("fakeapns_notifications_rejected_total", "counter", "Notifications refused, by reason.",
+               labelled("reason", counts.rejected))
+        family("fakeapns_connections_opened_total", "counter", "Connections that completed the TLS handshake, by listener.",
+               labelled("listener", counts.opened, all: listeners))
+        family("fakeapns_connections_open", "gauge", "Connections open now, by listener.",
+               labelled("listener", counts.open, all: listeners))
+        family("fakeapns_handshake_failures_total", "counter", "Connections whose TLS handshake failed, by listener.",
+               labelled("listener", counts.handshakeFailures, all: listeners))
+        family("fakeapns_feedback_reads_total", "counter", "Connections that read the feedback service.",
+               [("", counts.feedbackReads)])
+        family("fakeapns_feedback_tuples_delivered_total", "counter", "Feedback tuples delivered.",
+               [("", counts.feedbackTuples)])
+        family("fakeapns_queue_depth", "gauge", "Items waiting in the queues the API's next endpoints pop.",
+               [("queue=\"notifications\"", server.notifications.count), ("queue=\"rejections\"", server.rejections.count)])
+        family("fakeapns_stored", "gauge", "Items kept in the histories the API lists.",
+               [("kind=\"notifications\"", server.notificationHistory.count), ("kind=\"rejections\"", server.rejectionHistory.count)])
+        family("fakeapns_dropped_total", "counter", "Items dropped, oldest first, to honour the retention limit.",
+               [("kind=\"notifications\"", server.notificationHistory.droppedCount),
+                ("kind=\"rejections\"", server.rejectionHistory.droppedCount)])
+        return text
+    }
+
+    private static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,266 @@
+import FakeAPNs
+
+/// The daemon's options, parsed by hand (no outside packages here). One table describes every
+/// option: its flag, its environment variable (`FAKE_APNS_` and the flag in capitals), its help
+/// line, and how it sets the value, so help, environment and command line never disagree.
+public struct Options: Sendable {
+    var host = "127.0.0.1"
+    var gatewayPort = 2195
+    var feedbackPort = 2196
+    var http2Port = 2197
+    var webHost = "127.0.0.1"
+    var webPort = 8195
+    var webPublic = false
+    var authentication: String?
+    var jwtKeys: [JWTKeyOption] = []
+    var environment = APNsEnvironment.sandbox
+    var devicesFile: String?
+    var strict = false
+    var certificateFile: String?
+    var keyFile: String?
+    var keyPassphrase: String?
+    var clientCertificates = ClientCertificatePolicy.Mode.off
+    var trustedCAFile: String?
+    var maximumPayloadSize = 2048
+    var retention = 10_000
+    var log: LogFormat?
+    var logFile: String?
+    var showHelp = false
+    var showVersion = false
+
+    /// A `--jwt-key KEYID:TEAMID:FILE`.
+    struct JWTKeyOption: Sendable {
+        let keyID: String
+        let teamID: String
+        let path: String
+    }
+
+    /// How the event log is written.
+    enum LogFormat: String, Sendable {
+        case json
+        case text
+    }
+
+    static let version = "0.2.0"
+
+    /// A usage problem: the message names the option.
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// One option of the table.
+    private struct Option {
+        let flag: String
+        let argument: String?
+        let help: String
+        let apply: @Sendable (inout Options, String, String) throws -> Void
+
+        /// The environment variable: `--gateway-port` → `FAKE_APNS_GATEWAY_PORT`.
+        var environmentName: String {
+            "FAKE_APNS_" + flag.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
+        }
+    }
+
+    private static func port(_ name: String, _ text: String) throws -> Int {
+        guard let number = Int(text), (0...65535).contains(number) else {
+            throw UsageError(description: "\(name) takes a port from 0 to 65535, not '\(text)'")
+        }
+        return number
+    }
+
+    private static func flag(_ name: String, _ text: String) throws -> Bool {
+        switch text.lowercased() {
+        case "", "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw UsageError(description: "\(name) is a switch: 1 or 0, not '\(text)'")
+        }
+    }
+
+    private static let table: [Option] = [
+        Option(flag: "--host", argument: "HOST", help: "Address the APNs listeners bind (default 127.0.0.1; ::1, 0.0.0.0).") {
+            $0.host = $2
+        },
+        Option(flag: "--gateway-port", argument: "PORT", help: "Binary gateway port (default 2195; 0 picks a free one).") {
+            $0.gatewayPort = try port($1, $2)
+        },
+        Option(flag: "--feedback-port", argument: "PORT", help: "Feedback service port (default 2196; 0 picks a free one).") {
+            $0.feedbackPort = try port($1, $2)
+        },
+        Option(flag: "--http2-port", argument: "PORT", help: "HTTP/2 provider API port (default 2197; 0 picks a free one).") {
+            $0.http2Port = try port($1, $2)
+        },
+        Option(flag: "--web-port", argument: "PORT", help: "Control API and web page port (default 8195; 0 picks a free one).") {
+            $0.webPort = try port($1, $2)
+        },
+        Option(flag: "--web-host", argument: "HOST", help: "Address the control API binds (default 127.0.0.1; another needs --web-public).") {
+            $0.webHost = $2
+        },
+        Option(flag: "--web-public", argument: nil, help: "Allow the control API on a non-loopback address (it has no authentication).") {
+            $0.webPublic = try flag($1, $2)
+        },
+        Option(flag: "--auth", argument: "MODE", help: "HTTP/2 authentication: none (default), certificate or token; --jwt-key alone implies token.") {
+            guard ["none", "certificate", "token"].contains($2) else {
+                throw UsageError(description: "\($1) takes none, certificate or token, not '\($2)'")
+            }
+            $0.authentication = $2
+        },
+        Option(flag: "--jwt-key", argument: "KEYID:TEAMID:FILE", help: "A key trusted for tokens (.p8 or public key PEM); repeatable; in the environment, separate keys with commas. --auth token without one trusts the test key.") {
+            for item in $2.split(separator: ",") {
+                let parts = item.split(separator: ":", maxSplits: 2).map(String.init)
+                guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
+                    throw UsageError(description: "\($1) takes KEYID:TEAMID:FILE, not '\(item)'")
+                }
+                $0.jwtKeys.append(JWTKeyOption(keyID: parts[0], teamID: parts[1], path: parts[2]))
+            }
+        },
+        Option(flag: "--environment", argument: "ENV", help: "sandbox (default) or production: the environment played.") {
+            guard let environment = APNsEnvironment(rawValue: $2) else {
+                throw UsageError(description: "\($1) takes sandbox or production, not '\($2)'")
+            }
+            $0.environment = environment
+        },
+        Option(flag: "--devices", argument: "FILE", help: "Pre-registers devices, one a line: TOKEN [TOPIC] [sandbox|production]; # comments.") {
+            $0.devicesFile = $2
+        },
+        Option(flag: "--strict", argument: nil, help: "Refuse tokens that are not registered (binary status 8, HTTP/2 BadDeviceToken).") {
+            $0.strict = try flag($1, $2)
+        },
+        Option(flag: "--cert", argument: "FILE", help: "Server certificate chain, PEM (default: the built-in test identity; clients trust TestCerts/ca.pem).") {
+            $0.certificateFile = $2
+        },
+        Option(flag: "--key", argument: "FILE", help: "Server private key, PEM (with --cert).") {
+            $0.keyFile = $2
+        },
+        Option(flag: "--key-passphrase", argument: "TEXT", help: "Passphrase of an encrypted --key.") {
+            $0.keyPassphrase = $2
+        },
+        Option(flag: "--client-certificates", argument: "MODE", help: "off (default), optional or required: ask clients for a provider certificate.") {
+            guard let mode = ClientCertificatePolicy.Mode(rawValue: $2) else {
+                throw UsageError(description: "\($1) takes off, optional or required, not '\($2)'")
+            }
+            $0.clientCertificates = mode
+        },
+        Option(flag: "--trusted-ca", argument: "FILE", help: "CAs, PEM, that client certificates must chain to (default: the test CA).") {
+            $0.trustedCAFile = $2
+        },
+        Option(flag: "--max-payload-size", argument: "BYTES", help: "Largest binary payload accepted (default 2048, as Apple's).") {
+            guard let size = Int($2), (1...65_535).contains(size) else {
+                throw UsageError(description: "\($1) takes a byte count from 1 to 65535, not '\($2)'")
+            }
+            $0.maximumPayloadSize = size
+        },
+        Option(flag: "--retention", argument: "COUNT", help: "Notifications (and rejections) kept; the oldest are dropped first and counted (default 10000).") {
+            guard let count = Int($2), count > 0 else {
+                throw UsageError(description: "\($1) takes a positive count, not '\($2)'")
+            }
+            $0.retention = count
+        },
+        Option(flag: "--log", argument: "FORMAT", help: "Event log format: json (default when standard output is not a terminal) or text.") {
+            guard let format = LogFormat(rawValue: $2) else {
+                throw UsageError(description: "\($1) takes json or text, not '\($2)'")
+            }
+            $0.log = format
+        },
+        Option(flag: "--log-file", argument: "FILE", help: "Append the event log to FILE instead of standard output.") {
+            $0.logFile = $2
+        },
+    ]
+
+    /// The help text: usage, every option with its environment variable, the subcommands.
+    static var help: String {
+        var text = """
+            fake-apns: a fake Apple Push Notification service for tests.
+
+            Listens like APNs (binary gateway, feedback service, HTTP/2 provider API), accepts what
+            a provider sends, logs one line per event, and serves a control API over HTTP. The
+            first line of standard output names every listener with its bound port, so a script
+            can start it with port 0 and read where it listens.
+
+            Usage: fake-apns [serve] [options]
+                   fake-apns send [options]       send one notification and print the outcome
+                   fake-apns feedback [options]   read and print the feedback tuples
+                   (fake-apns send --help and fake-apns feedback --help list their options)
+
+            Options (each also read from the environment variable shown; the command line wins):
+
+            """
+        for option in table {
+            let left = option.flag + (option.argument.map { " " + $0 } ?? "")
+            text += "  " + left.padding(toLength: max(left.count, 28), withPad: " ", startingAt: 0) + "  " + option.help + "\n"
+            text += String(repeating: " ", count: 32) + "[" + option.environmentName + "]\n"
+        }
+        text += """
+              --version                     Print the version and exit.
+              --help                        Print this help and exit.
+
+            Stops on SIGINT or SIGTERM, exiting 0. Usage errors exit 64.
+            """
+        return text
+    }
+
+    /// Options from the environment, then the command line.
+    static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> Options {
+        var options = Options()
+        for option in table {
+            if let value = environment[option.environmentName] {
+                try option.apply(&options, option.environmentName, value)
+            }
+        }
+        var rest = arguments[...]
+        if rest.first == "serve" { rest = rest.dropFirst() }
+        while let argument = rest.popFirst() {
+            var name = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            switch name {
+            case "--help", "-h":
+                options.showHelp = true
+                continue
+            case "--version":
+                options.showVersion = true
+                continue
+            default:
+                break
+            }
+            guard let option = table.first(where: { $0.flag == name }) else {
+                throw UsageError(description: "unknown option '\(name)' (see fake-apns --help)")
+            }
+            let value: String
+            if option.argument == nil {
+                value = inline ?? ""
+            } else if let inline {
+                value = inline
+            } else if let next = rest.popFirst() {
+                value = next
+            } else {
+                throw UsageError(description: "\(name) needs a value")
+            }
+            if name == "--jwt-key" && value.contains(",") {
+                throw UsageError(description: "--jwt-key takes one KEYID:TEAMID:FILE; repeat the option for more")
+            }
+            try option.apply(&options, name, value)
+        }
+        try options.check()
+        return options
+    }
+
+    private func check() throws {
+        if !jwtKeys.isEmpty && authentication != nil && authentication != "token" {
+            throw UsageError(description: "--jwt-key needs --auth token (or no --auth)")
+        }
+        if (certificateFile == nil) != (keyFile == nil) {
+            throw UsageError(description: certificateFile == nil ? "--key needs --cert" : "--cert needs --key")
+        }
+        if !webPublic && !Self.isLoopback(webHost) {
+            throw UsageError(description: "--web-host \(webHost) is not a loopback address; the control API has no authentication, so add --web-public to mean it")
+        }
+    }
+
+    /// Whether `host` names this machine only.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes whole lines to a file descriptor (standard output or the log file), so lines from
+/// several threads never interleave and a reader of a pipe sees each as soon as it is written.
+final class OutputWriter: @unchecked Sendable {
+    private let lock = NSLock()
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+
+    /// A writer to standard output.
+    init() {
+        descriptor = STDOUT_FILENO
+        ownsDescriptor = false
+    }
+
+    /// A writer appending to `path`, created if needed.
+    init(appendingTo path: String) throws {
+        let opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard opened >= 0 else {
+            throw Options.UsageError(description: "--log-file \(path): \(String(cString: strerror(errno)))")
+        }
+        descriptor = opened
+        ownsDescriptor = true
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    /// Whether the output is a terminal (the log is text there by default).
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    func writeLine(_ line: String) {
+        write([line])
+    }
+
+    func write(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count + 1 })
+        for line in lines {
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        lock.withLock {
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return
+                    }
+                    offset += written
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import FakeAPNs
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fake-apns [serve]`: start the server and its control API, log events, stop cleanly on
+/// SIGINT or SIGTERM.
+enum ServeCommand {
+    static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+        let options: Options
+        do {
+            options = try Options.parse(arguments, environment: environment)
+        } catch {
+            return FakeAPNsCommand.usageError("\(error)")
+        }
+        if options.showHelp {
+            print(Options.help)
+            return 0
+        }
+        if options.showVersion {
+            print("fake-apns \(Options.version)")
+            return 0
+        }
+
+        // Block the stop signals in every thread; this thread takes them with sigwait.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
+        let devices: [DevicesFile.Entry]
+        do {
+            devices = try options.devicesFile.map { try DevicesFile.read($0) } ?? []
+        } catch {
+            return FakeAPNsCommand.usageError("\(error)")
+        }
+        let standardOutput = OutputWriter()
+        let logOutput: OutputWriter
+        do {
+            logOutput = try options.logFile.map { try OutputWriter(appendingTo: $0) } ?? standardOutput
+        } catch {
+            return FakeAPNsCommand.usageError("\(error)")
+        }
+        let log = EventLog(output: logOutput, format: options.log ?? (logOutput.isTerminal ? .text : .json))
+        let metrics = Metrics()
+
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(options: options, devices: devices) { event in
+                metrics.record(event)
+                log.record(event)
+            }
+            try daemon.start(metrics: metrics)
+        } catch {
+            FakeAPNsCommand.printError("\(error)")
+            log.close()
+            return 1
+        }
+        if !Options.isLoopback(options.webHost) {
+            FakeAPNsCommand.printError(
+                "warning: the control API listens on \(options.webHost):\(daemon.webPort) with no authentication; anyone who reaches it controls this fake APNs")
+        }
+        standardOutput.writeLine(daemon.startLine.serialized())
+
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        daemon.stop()
+        log.close()
+        return 0
+    }
+}

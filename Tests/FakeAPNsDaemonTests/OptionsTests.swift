@@ -1,0 +1,42 @@
+import XCTest
+@testable import FakeAPNsDaemon
+
+/// The daemon's options: command line, environment, and the checks between them.
+final class OptionsTests: XCTestCase {
+    func testEveryOptionIsAlsoAnEnvironmentVariableAndTheCommandLineWins() throws {
+        let options = try Options.parse(
+            ["--gateway-port", "7000"],
+            environment: ["FAKE_APNS_GATEWAY_PORT": "6000", "FAKE_APNS_HTTP2_PORT": "6001", "FAKE_APNS_STRICT": "1",
+                          "FAKE_APNS_LOG": "text", "FAKE_APNS_RETENTION": "50"])
+        XCTAssertEqual(options.gatewayPort, 7000)
+        XCTAssertEqual(options.http2Port, 6001)
+        XCTAssertTrue(options.strict)
+        XCTAssertEqual(options.log, .text)
+        XCTAssertEqual(options.retention, 50)
+    }
+
+    func testHelpNamesEveryEnvironmentVariable() {
+        for name in ["FAKE_APNS_HOST", "FAKE_APNS_GATEWAY_PORT", "FAKE_APNS_WEB_PORT", "FAKE_APNS_JWT_KEY", "FAKE_APNS_LOG_FILE"] {
+            XCTAssertTrue(Options.help.contains(name), name)
+        }
+    }
+
+    func testBadValuesNameTheirOption() {
+        for (arguments, environment, named) in [
+            (["--web-port", "x"], [String: String](), "--web-port"),
+            ([], ["FAKE_APNS_GATEWAY_PORT": "99999"], "FAKE_APNS_GATEWAY_PORT"),
+            (["--log", "xml"], [:], "--log"),
+            (["--bogus"], [:], "--bogus"),
+            (["--web-host", "0.0.0.0"], [:], "--web-public"),
+        ] {
+            XCTAssertThrowsError(try Options.parse(arguments, environment: environment)) { error in
+                XCTAssertTrue("\(error)".contains(named), "\(error)")
+            }
+        }
+    }
+
+    func testPublicControlAPINeedsItsSwitch() throws {
+        let options = try Options.parse(["--web-host", "0.0.0.0", "--web-public"])
+        XCTAssertEqual(options.webHost, "0.0.0.0")
+    }
+}
