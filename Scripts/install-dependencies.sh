@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
-# OpenSSL 3 and nghttp2 headers (libssl-dev, libnghttp2-dev), pkg-config, and the command-line
-# clients the tests drive the server with (openssl, curl, h2load and nghttp from nghttp2-client).
+# OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
+# libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
+# (openssl, curl, h2load and nghttp from nghttp2-client).
 # Idempotent and quiet when everything is there already.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 pkg-config --exists libnghttp2 2>/dev/null || missing+=(libnghttp2-dev)
+pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
