@@ -454,7 +454,7 @@ final class ProviderTokenTests: XCTestCase {
     }
 
     func testHundredKilobytesOfGarbageIsInvalid() {
-        var generator = SplitMix64(seed: 100)
+        var generator = SeededRandom(seed: 100)
         let garbage = String((0..<100_000).map { _ in Character(Unicode.Scalar(UInt8(33 + generator.next() % 94))) })
         assertRefused("bearer \(garbage)", with: .invalidProviderToken)
         assertRefused("bearer " + String(repeating: "A", count: 100_000), with: .invalidProviderToken)
@@ -464,7 +464,7 @@ final class ProviderTokenTests: XCTestCase {
 
     func testRandomMutationsOfAValidTokenNeverTrapAndNeverPass() throws {
         let token = Array(try Self.token().utf8)
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for _ in 0..<3000 {
             var mutated = token
             for _ in 0...(generator.next() % 3) {
@@ -486,7 +486,7 @@ final class ProviderTokenTests: XCTestCase {
     }
 
     func testRandomBytesNeverTrap() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<3000 {
             let length = Int(generator.next() % 300)
             let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
@@ -685,19 +685,3 @@ extension Result where Failure == ProviderTokenFailure {
     }
 }
 
-/// A small deterministic generator, so a failing random input can be reproduced.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

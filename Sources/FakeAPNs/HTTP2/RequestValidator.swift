@@ -314,7 +314,7 @@ struct RequestValidator: Sendable {
         bytes.reserveCapacity(digits.count / 2)
         var high: UInt8?
         for digit in digits {
-            guard let nibble = hexValue(digit) else { return nil }
+            guard let nibble = DeviceToken.hexValue(digit) else { return nil }
             if let pending = high {
                 bytes.append(pending << 4 | nibble)
                 high = nil
@@ -338,7 +338,7 @@ struct RequestValidator: Sendable {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 lowered.append(byte)
             } else {
-                guard hexValue(byte) != nil else { return nil }
+                guard DeviceToken.hexValue(byte) != nil else { return nil }
                 lowered.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") ? byte + 32 : byte)
             }
         }
@@ -360,14 +360,6 @@ struct RequestValidator: Sendable {
         return value
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     // MARK: - Topic
 
