@@ -9,82 +9,102 @@ extension Mailbox {
     /// let notification = await server.notifications.expectNext()         // Swift Testing
     /// ```
     @discardableResult
-    public func expectNext(timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) -> Element? {
-        do {
-            return try pop(timeout: timeout)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return nil
+    public func expectNext(
+        timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) -> Element? {
+        reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try pop(timeout: timeout)
         }
     }
 
     /// Pops the next item, or records a failure that says what arrived instead, and returns nil.
     @discardableResult
-    public func expectNext(timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) async -> Element? {
-        do {
-            return try await pop(timeout: timeout)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return nil
+    public func expectNext(
+        timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async -> Element? {
+        await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try await pop(timeout: timeout)
         }
     }
 
     /// Pops the first item matching `predicate`, or records a failure and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate", fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) -> Element? {
-        do {
-            return try pop(timeout: timeout, matching: description, where: predicate)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return nil
+        reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try pop(timeout: timeout, matching: description, where: predicate)
         }
     }
 
     /// Pops the first item matching `predicate`, or records a failure and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate", fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
+        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async -> Element? {
-        do {
-            return try await pop(timeout: timeout, matching: description, where: predicate)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return nil
-        }
-    }
-
-    /// Pops `count` items, or records a failure and returns what could be popped: nothing.
-    @discardableResult
-    public func expect(count: Int, timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) -> [Element] {
-        do {
-            return try pop(count: count, timeout: timeout)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return []
+        await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try await pop(timeout: timeout, matching: description, where: predicate)
         }
     }
 
     /// Pops `count` items, or records a failure and returns nothing.
     @discardableResult
-    public func expect(count: Int, timeout: Duration = defaultTimeout, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) async -> [Element] {
-        do {
-            return try await pop(count: count, timeout: timeout)
-        } catch {
-            recordFailure("\(error)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
-            return []
-        }
+    public func expect(
+        count: Int, timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) -> [Element] {
+        reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try pop(count: count, timeout: timeout)
+        } ?? []
+    }
+
+    /// Pops `count` items, or records a failure and returns nothing.
+    @discardableResult
+    public func expect(
+        count: Int, timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async -> [Element] {
+        await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try await pop(count: count, timeout: timeout)
+        } ?? []
     }
 
     /// Records a failure listing what is queued unless the queue is empty now.
-    public func expectEmpty(fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) {
+    public func expectEmpty(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) {
         let queued = snapshot()
         guard !queued.isEmpty else { return }
         let listed = queued.prefix(10).map { String(describing: $0) }.joined(separator: "; ")
-        recordFailure("Expected no \(Element.self) queued; \(queued.count) queued: \(listed)", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+        recordFailure(
+            "Expected no \(Element.self) queued; \(queued.count) queued: \(listed)",
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+}
+
+/// Runs a pop; a thrown timeout becomes a recorded failure and nil.
+private func reporting<T>(_ site: CallSite, _ body: () throws -> T) -> T? {
+    do {
+        return try body()
+    } catch {
+        recordFailure("\(error)", at: site)
+        return nil
+    }
+}
+
+/// Runs an async pop; a thrown timeout becomes a recorded failure and nil.
+private func reporting<T>(_ site: CallSite, _ body: () async throws -> T) async -> T? {
+    do {
+        return try await body()
+    } catch {
+        recordFailure("\(error)", at: site)
+        return nil
     }
 }
 
@@ -95,13 +115,18 @@ extension Payload {
     /// ```swift
     /// notification.payload.expectJSON(["aps": ["alert": "Hello", "badge": 1], "orderID": 7])
     /// ```
-    public func expectJSON(_ expected: JSONValue, fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column) {
+    public func expectJSON(
+        _ expected: JSONValue,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
         guard let actual = json else {
-            recordFailure("Payload is not valid JSON (\(parseError.map { "\($0)" } ?? "unknown problem")): \(text ?? "<not UTF-8>")", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+            let problem = parseError.map { "\($0)" } ?? "unknown problem"
+            recordFailure("Payload is not valid JSON (\(problem)): \(text ?? "<not UTF-8>")", at: site)
             return
         }
         if let difference = JSONDifference.first(between: expected, and: actual, at: "$") {
-            recordFailure("Payload differs at \(difference): payload \(text ?? "")", at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+            recordFailure("Payload differs at \(difference): payload \(text ?? "")", at: site)
         }
     }
 }
