@@ -23,6 +23,15 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(
+            name: "CMicroHTTPDShims",
+            dependencies: ["CMicroHTTPD"]
+        ),
         .target(
             name: "CFakeAPNsShims",
             dependencies: ["COpenSSL", "CNGHTTP2"]
@@ -39,7 +48,7 @@ let package = Package(
         ),
         .target(
             name: "FakeAPNsDaemon",
-            dependencies: ["FakeAPNs"],
+            dependencies: ["FakeAPNs", "CMicroHTTPDShims"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -1,5 +1,6 @@
 import FakeAPNs
 import Foundation
+import Synchronization
 
 /// The daemon's engine: the server configured from the options, with the `--devices`
 /// registered, and the control API beside it. `reset()` brings both back to how they started.
@@ -7,6 +8,7 @@ final class Daemon: Sendable {
     let options: Options
     let server: FakeAPNsServer
     let devices: [DevicesFile.Entry]
+    private let api = Mutex<(api: ControlAPI?, port: Int)>((nil, 0))
 
     init(options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void) throws {
         self.options = options
@@ -15,18 +17,28 @@ final class Daemon: Sendable {
         registerDevices()
     }
 
-    /// Starts the APNs listeners (and, once it exists, the control API).
+    /// Starts the APNs listeners and the control API.
     func start(metrics: Metrics) throws {
         try server.start()
+        let control = ControlAPI(daemon: self, metrics: metrics)
+        do {
+            let port = try control.start(host: options.webHost, port: options.webPort)
+            api.withLock { $0 = (control, port) }
+        } catch {
+            server.stop()
+            throw error
+        }
     }
 
-    /// Stops every listener.
+    /// Stops the control API (ending its waiting requests) and every APNs listener.
     func stop() {
+        let control = api.withLock { $0.api }
+        control?.stop()
         server.stop()
     }
 
     /// The control API's bound port (0 until it listens).
-    var webPort: Int { 0 }
+    var webPort: Int { api.withLock { $0.port } }
 
     /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
     /// devices of `--devices`.

@@ -30,10 +30,33 @@ final class DaemonTests: XCTestCase {
         let http2 = try XCTUnwrap(start["listeners"]?[2])
         XCTAssertEqual(http2["name"]?.stringValue, "http2")
         http2Port = try XCTUnwrap(http2["port"]?.intValue)
+        let web = try XCTUnwrap(start["listeners"]?[3])
+        XCTAssertEqual(web["name"]?.stringValue, "web")
+        webPort = try XCTUnwrap(web["port"]?.intValue)
+        XCTAssertGreaterThan(webPort, 0)
         return (daemon, (port, feedbackPort))
     }
 
     private var http2Port = 0
+    private var webPort = 0
+
+    /// `fake-apns ARGUMENTS`, the built executable as a user runs it: exit status and its JSON line.
+    private func fakeAPNs(_ arguments: [String]) throws -> (status: Int32, line: JSONValue?) {
+        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let line = result.output.split(separator: "\n").last.flatMap { try? JSONValue(parsing: String($0)) }
+        return (result.status, line)
+    }
+
+    /// One control API call with curl: status and JSON body.
+    private func api(_ method: String, _ path: String, _ body: String? = nil) throws -> (status: Int, json: JSONValue?) {
+        var arguments = ["--silent", "--show-error", "--request", method, "--write-out", "\n%{http_code}"]
+        if let body { arguments += ["--header", "content-type: application/json", "--data", body] }
+        let result = try runTool("/usr/bin/curl", arguments + ["http://127.0.0.1:\(webPort)\(path)"])
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        let json = lines.dropLast().joined(separator: "\n")
+        return (Int(lines.last ?? "") ?? 0, json.isEmpty ? nil : try? JSONValue(parsing: json))
+    }
 
     func testPrintsOneJSONLinePerAcceptedNotification() throws {
         let (daemon, port) = try startedDaemon()
@@ -181,6 +204,54 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(start["environment"]?.stringValue, "production")
         XCTAssertNotEqual(start["listeners"]?[0]?["port"]?.intValue, 2195)
         XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    func testEndToEndSendWaitFaultRejectionResetAndStop() throws {
+        let (daemon, gatewayPort) = try startedDaemon()
+        let token = Fixtures.token.hex
+        XCTAssertEqual(try api("GET", "/healthz").status, 200)
+
+        // HTTP/2, sent by the daemon's own client, awaited through the control API.
+        let http2 = try fakeAPNs(["send", "--port", String(http2Port), "--token", token, "--alert", "Over HTTP/2",
+                                  "--topic", "com.example.app"])
+        XCTAssertEqual(http2.status, 0)
+        XCTAssertEqual(http2.line?["status"]?.intValue, 200)
+        let first = try api("GET", "/api/v1/notifications/next?timeout=5&token=\(token)")
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(first.json?["payload"]?["aps"]?["alert"]?.stringValue, "Over HTTP/2")
+        XCTAssertEqual(first.json?["format"]?.stringValue, "http2")
+
+        // The binary gateway, the same way.
+        let binary = try fakeAPNs(["send", "--protocol", "binary", "--port", String(gatewayPort), "--token", token,
+                                   "--alert", "Over binary", "--identifier", "7"])
+        XCTAssertEqual(binary.status, 0)
+        XCTAssertEqual(binary.line?["accepted"], true)
+        let second = try api("GET", "/api/v1/notifications/next?timeout=5")
+        XCTAssertEqual(second.json?["identifier"]?.intValue, 7)
+
+        // A fault injected over the API refuses the next binary send.
+        let fault = try api("POST", "/api/v1/faults", #"{"match":{"token":"\#(token)"},"action":{"reject":8}}"#)
+        XCTAssertEqual(fault.status, 201)
+        let refused = try fakeAPNs(["send", "--protocol", "binary", "--port", String(gatewayPort), "--token", token,
+                                    "--alert", "Refused", "--identifier", "8"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.line?["status"]?.intValue, 8)
+        let rejection = try api("GET", "/api/v1/rejections/next?timeout=5")
+        XCTAssertEqual(rejection.status, 200)
+        XCTAssertEqual(rejection.json?["reason"]?.stringValue, "Invalid token")
+        XCTAssertEqual(rejection.json?["identifier"]?.intValue, 8)
+
+        // Reset: no fault, nothing stored; sending works again.
+        XCTAssertEqual(try api("POST", "/api/v1/reset").status, 200)
+        XCTAssertEqual(try api("GET", "/api/v1/faults").json?["faults"]?.arrayValue?.count, 0)
+        XCTAssertEqual(try api("GET", "/api/v1/notifications").json?["notifications"]?.arrayValue?.count, 0)
+        XCTAssertEqual(try fakeAPNs(["send", "--protocol", "binary", "--port", String(gatewayPort), "--token", token,
+                                     "--alert", "After reset"]).status, 0)
+        XCTAssertEqual(try api("GET", "/api/v1/notifications/next?timeout=5").json?["payload"]?["aps"]?["alert"]?.stringValue,
+                       "After reset")
+        XCTAssertTrue(try api("GET", "/metrics").status == 200)
+
+        XCTAssertEqual(daemon.stop(signal: SIGTERM, timeout: .seconds(1)), 0)
     }
 
     func testBadAuthModeExits64() throws {

@@ -26,6 +26,15 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     public var description: String { "\(status) \(rawValue)" }
 
+    /// Whether Apple documents this reason (with this status).
+    public var isDocumented: Bool { Self.knownStatuses[rawValue] == status }
+
+    /// The documented reason with this string, or nil.
+    public init?(documented rawValue: String) {
+        guard Self.knownStatuses[rawValue] != nil else { return nil }
+        self.init(rawValue: rawValue)
+    }
+
     // MARK: - 400
     /// The collapse identifier exceeds 64 bytes.
     public static let badCollapseId = APNsReason(rawValue: "BadCollapseId")

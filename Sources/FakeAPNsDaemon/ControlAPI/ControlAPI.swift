@@ -1,0 +1,216 @@
+import FakeAPNs
+import Foundation
+
+/// The daemon's control API: JSON over plain HTTP/1.1, for tests whose code under test is
+/// another process. List, get, clear and wait for notifications and rejections; register and
+/// unregister devices; add feedback tuples; add and remove fault rules; reset; `/healthz`
+/// and `/metrics`. The README's control API section lists every endpoint.
+///
+/// ```swift
+/// let api = ControlAPI(daemon: daemon, metrics: metrics)
+/// let port = try api.start(host: "127.0.0.1", port: 0)
+/// defer { api.stop() }
+/// ```
+///
+/// An API starts once; `stop()` ends it for good.
+final class ControlAPI: Sendable {
+    private let routes: ControlRoutes
+    private let server = HTTPServer(maximumBodySize: ControlLimits.maximumBodySize)
+
+    init(daemon: Daemon, metrics: Metrics) {
+        routes = ControlRoutes(daemon: daemon, metrics: metrics, waits: InterruptibleWaits())
+    }
+
+    /// Listens on `host:port` (port 0: the system picks); returns the bound port.
+    func start(host: String, port: Int) throws -> Int {
+        guard !routes.waits.isInterrupted else {
+            throw HTTPServerError(description: "this control API was stopped; make a new one to listen again")
+        }
+        return try server.start(host: host, port: port) { [routes] request in routes.respond(to: request) }
+    }
+
+    /// Ends every wait in progress (they answer 503), then closes every connection and joins
+    /// every thread; the port is free when it returns. Safe to call twice.
+    func stop() {
+        routes.waits.interruptAll()
+        server.stop()
+    }
+
+    /// Requests begun and not finished (for tests that prove nothing is left behind).
+    var openRequests: Int { server.openRequests }
+}
+
+/// Decoded commands carried out against the daemon. The daemon is held weakly: it owns its
+/// API, and an API left running after its daemon is gone answers 503.
+struct ControlRoutes: Sendable {
+    weak var daemon: Daemon?
+    let metrics: Metrics
+    let waits: InterruptibleWaits
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        do {
+            let command = try ControlCommand(request: request)
+            guard let daemon else {
+                throw ControlError(status: 503, code: "unavailable", message: "the daemon has stopped")
+            }
+            return try perform(command, on: daemon, peerClosed: request.peerClosed)
+        } catch let error as ControlError {
+            return Self.response(error)
+        } catch {
+            return Self.response(ControlError(status: 500, code: "internal_error", message: "\(error)"))
+        }
+    }
+
+    static func response(_ error: ControlError) -> HTTPResponse {
+        var response = HTTPResponse.json(
+            error.status, ["error": .string(error.code), "message": .string(error.message)])
+        response.allow = error.allow?.joined(separator: ", ")
+        return response
+    }
+
+    // MARK: - Commands
+
+    private func perform(
+        _ command: ControlCommand, on daemon: Daemon, peerClosed: @Sendable () -> Bool
+    ) throws -> HTTPResponse {
+        let server = daemon.server
+        func device(_ token: DeviceToken) throws -> DeviceRegistry.Device {
+            guard let device = server.devices.device(token) else {
+                throw ControlError.notFound("device \(token.hex) is not registered")
+            }
+            return device
+        }
+        switch command {
+        case .health:
+            return .json(200, ["status": "ok"])
+        case .metrics:
+            return HTTPResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                body: Array(metrics.render(server: server).utf8))
+
+        case .listNotifications(let filter, let page):
+            let items = server.notificationHistory.list(since: page.since, limit: page.limit, where: filter.matches)
+            return .json(200, [
+                "notifications": .array(items.map(\.jsonObject)),
+                "dropped": .int(server.notificationHistory.droppedCount),
+            ])
+        case .notification(let sequence):
+            guard let notification = server.notificationHistory.item(sequence) else {
+                throw ControlError.notFound(Self.notKept("notification", sequence))
+            }
+            return .json(200, notification.jsonObject)
+        case .clearNotifications:
+            server.notifications.removeAll()
+            server.notificationHistory.removeAll()
+            return .noContent
+        case .nextNotification(let filter, let timeout):
+            let mailbox = server.notifications
+            return try wait(abandoned: peerClosed) {
+                if let summary = filter.summary {
+                    return try await mailbox.pop(timeout: timeout, matching: summary, where: filter.matches).jsonObject
+                }
+                return try await mailbox.pop(timeout: timeout).jsonObject
+            }
+
+        case .listRejections(let filter, let page):
+            let items = server.rejectionHistory.list(since: page.since, limit: page.limit, where: filter.matches)
+            return .json(200, [
+                "rejections": .array(items.map(\.jsonObject)),
+                "dropped": .int(server.rejectionHistory.droppedCount),
+            ])
+        case .rejection(let sequence):
+            guard let rejection = server.rejectionHistory.item(sequence) else {
+                throw ControlError.notFound(Self.notKept("rejection", sequence))
+            }
+            return .json(200, rejection.jsonObject)
+        case .clearRejections:
+            server.rejections.removeAll()
+            server.rejectionHistory.removeAll()
+            return .noContent
+        case .nextRejection(let filter, let timeout):
+            let mailbox = server.rejections
+            return try wait(abandoned: peerClosed) {
+                if let summary = filter.summary {
+                    return try await mailbox.pop(timeout: timeout, matching: summary, where: filter.matches).jsonObject
+                }
+                return try await mailbox.pop(timeout: timeout).jsonObject
+            }
+
+        case .listDevices:
+            return .json(200, [
+                "strict": .bool(server.devices.isStrict),
+                "devices": .array(server.devices.devices.map(ControlJSON.device)),
+            ])
+        case .device(let token):
+            return .json(200, ControlJSON.device(try device(token)))
+        case .registerDevice(let token, let topic, let environment):
+            server.devices.register(token, topic: topic, environment: environment)
+            return .json(201, ControlJSON.device(try device(token)))
+        case .unregisterDevice(let token, let at):
+            // Now, in whole seconds, as the feedback tuple will say.
+            let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            server.devices.unregister(token, at: at ?? now)
+            return .json(200, ControlJSON.device(try device(token)))
+        case .removeDevice(let token):
+            _ = try device(token)
+            server.devices.remove(token)
+            return .noContent
+        case .setStrict(let strict):
+            server.devices.isStrict = strict
+            return .json(200, ["strict": .bool(strict)])
+
+        case .listFeedback:
+            return .json(200, ["tuples": .array(server.feedback.pendingTuples.map(ControlJSON.tuple))])
+        case .addFeedback(let token, let timestamp):
+            let tuple = timestamp.map { FeedbackTuple(timestamp: $0, deviceToken: token) }
+                ?? FeedbackTuple(date: Date(), deviceToken: token)
+            server.feedback.add(tuple)
+            return .json(201, ControlJSON.tuple(tuple))
+
+        case .listFaults:
+            return .json(200, ["faults": .array(server.faults.rules.map(ControlJSON.fault))])
+        case .fault(let id):
+            guard let entry = server.faults.rules.first(where: { $0.id == id }) else {
+                throw ControlError.notFound("there is no fault rule \(id)")
+            }
+            return .json(200, ControlJSON.fault(entry))
+        case .addFault(let rule):
+            let id = server.faults.add(rule)
+            return .json(201, ["id": .int(id)])
+        case .removeFault(let id):
+            guard server.faults.remove(id) else {
+                throw ControlError.notFound("there is no fault rule \(id)")
+            }
+            return .noContent
+        case .clearFaults:
+            server.faults.removeAll()
+            return .noContent
+
+        case .reset:
+            daemon.reset()
+            return .json(200, ["status": "reset"])
+        }
+    }
+
+    /// Waits on this (connection) thread: 200 with what arrived, 408 when the time is up, 503
+    /// when the API stops meanwhile or the client leaves.
+    private func wait(
+        abandoned: () -> Bool, _ operation: @escaping @Sendable () async throws -> JSONValue
+    ) throws -> HTTPResponse {
+        do {
+            return .json(200, try waits.run(abandoned: abandoned, operation))
+        } catch let timeout as MailboxTimeout {
+            throw ControlError(status: 408, code: "timeout", message: timeout.description)
+        } catch is InterruptibleWaits.Interrupted {
+            throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
+        } catch is CancellationError {
+            throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
+        } catch is InterruptibleWaits.Abandoned {
+            throw ControlError(status: 503, code: "unavailable", message: "the client closed the connection")
+        }
+    }
+
+    private static func notKept(_ noun: String, _ sequence: UInt64) -> String {
+        "\(noun) \(sequence) is not kept: it has not arrived, was cleared, or was dropped by the retention limit"
+    }
+}

@@ -1,0 +1,284 @@
+import FakeAPNs
+import Foundation
+
+// What a control API request asks, decoded strictly and purely: an `HTTPRequest` in, a
+// `ControlCommand` or a `ControlError` out, with no server, clock or state involved, so any input
+// can be fed to `ControlCommand(request:)` directly (tests, fuzzers).
+
+// MARK: - Errors
+
+/// A request the control API refuses, as the JSON error it answers:
+/// `{"error":"<code>","message":"<sentence naming the problem>"}`.
+struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The HTTP status.
+    let status: Int
+    /// A short, stable code a client can switch on ("unknown_field").
+    let code: String
+    /// A sentence naming the problem.
+    let message: String
+    /// The methods a path allows, for a 405's `Allow` header.
+    var allow: [String]? = nil
+
+    var description: String { "\(status) \(code): \(message)" }
+
+    static func notFound(_ message: String) -> ControlError {
+        ControlError(status: 404, code: "not_found", message: message)
+    }
+
+    static func badRequest(_ code: String, _ message: String) -> ControlError {
+        ControlError(status: 400, code: code, message: message)
+    }
+}
+
+// MARK: - Commands
+
+/// Which notifications a list or a wait wants.
+struct NotificationFilter: Sendable, Equatable {
+    var token: DeviceToken?
+    /// HTTP/2: the `apns-topic`; binary: the topic of the client certificate.
+    var topic: String?
+
+    func matches(_ notification: PushNotification) -> Bool {
+        if let token, notification.deviceToken != token { return false }
+        if let topic, (notification.http2?.topic ?? notification.connection.clientCertificate?.topic) != topic {
+            return false
+        }
+        return true
+    }
+
+    /// What the filter asks for, for a timeout message; nil when it asks nothing.
+    var summary: String? {
+        let parts = [token.map { "token \($0.hex)" }, topic.map { "topic \($0)" }].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
+    }
+}
+
+/// Which rejections a list or a wait wants.
+struct RejectionFilter: Sendable, Equatable {
+    var token: DeviceToken?
+    /// Compared with `Rejection.reason` ("BadDeviceToken", "Invalid token", …).
+    var reason: String?
+
+    func matches(_ rejection: Rejection) -> Bool {
+        if let token, rejection.deviceToken != token { return false }
+        if let reason, rejection.reason != reason { return false }
+        return true
+    }
+
+    var summary: String? {
+        let parts = [token.map { "token \($0.hex)" }, reason.map { "reason \($0)" }].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
+    }
+}
+
+/// A page of a history: items after `since`, at most `limit` of them.
+struct Page: Sendable, Equatable {
+    var since: UInt64 = 0
+    var limit: Int?
+}
+
+/// What one request asks the control API to do, fully decoded and checked.
+enum ControlCommand: Sendable {
+    case health
+    case metrics
+    case listNotifications(NotificationFilter, Page)
+    case notification(UInt64)
+    case clearNotifications
+    case nextNotification(NotificationFilter, timeout: Duration)
+    case listRejections(RejectionFilter, Page)
+    case rejection(UInt64)
+    case clearRejections
+    case nextRejection(RejectionFilter, timeout: Duration)
+    case listDevices
+    case device(DeviceToken)
+    case registerDevice(DeviceToken, topic: String?, environment: APNsEnvironment?)
+    /// `at`: nil means now (the decoder reads no clock).
+    case unregisterDevice(DeviceToken, at: Date?)
+    case removeDevice(DeviceToken)
+    case setStrict(Bool)
+    case listFeedback
+    /// `timestamp`: nil means now.
+    case addFeedback(DeviceToken, timestamp: UInt32?)
+    case listFaults
+    case fault(Int)
+    case addFault(FaultRule)
+    case removeFault(Int)
+    case clearFaults
+    case reset
+}
+
+// MARK: - Limits
+
+enum ControlLimits {
+    /// The largest request body read.
+    static let maximumBodySize = 64 * 1024
+    /// How long `next` waits when the request does not say.
+    static let defaultWait = 5.0
+    /// The longest `next` may wait.
+    static let maximumWait = 60.0
+    /// The longest delay a fault may add.
+    static let maximumDelayMilliseconds = 60_000
+}
+
+// MARK: - Routing
+
+extension ControlCommand {
+    /// Decodes a request: route, method, query and body. Throws `ControlError` (404, 405, 400).
+    init(request: HTTPRequest) throws {
+        if request.bodyTooLarge || request.body.count > ControlLimits.maximumBodySize {
+            throw ControlError.badRequest(
+                "body_too_large", "the request body is over \(ControlLimits.maximumBodySize) bytes (64 KiB)")
+        }
+        let segments = try Self.pathSegments(request.path)
+        let query = try QueryParameters(request.query)
+        let body = request.body
+        func allow(_ methods: String...) throws {
+            guard methods.contains(request.method) else {
+                let choices = methods.count == 1
+                    ? methods[0] : methods.dropLast().joined(separator: ", ") + " or " + methods[methods.count - 1]
+                throw ControlError(
+                    status: 405, code: "method_not_allowed",
+                    message: "\(request.method.prefix(32)) is not allowed on \(request.path.prefix(200)); "
+                        + "use \(choices)",
+                    allow: methods)
+            }
+        }
+
+        switch segments {
+        case ["healthz"]:
+            try allow("GET")
+            try query.expectNone()
+            self = .health
+        case ["metrics"]:
+            try allow("GET")
+            try query.expectNone()
+            self = .metrics
+        case ["api", "v1", "notifications"]:
+            try allow("GET", "DELETE")
+            if request.method == "DELETE" {
+                try query.expectNone()
+                self = .clearNotifications
+            } else {
+                try query.expectOnly(["token", "topic", "since", "limit"])
+                self = .listNotifications(try query.notificationFilter(), try query.page())
+            }
+        case ["api", "v1", "notifications", "next"]:
+            try allow("GET")
+            try query.expectOnly(["timeout", "token", "topic"])
+            self = .nextNotification(try query.notificationFilter(), timeout: try query.timeout())
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "notifications"]):
+            try allow("GET")
+            try query.expectNone()
+            self = .notification(try Self.sequence(path[3], of: "notification"))
+        case ["api", "v1", "rejections"]:
+            try allow("GET", "DELETE")
+            if request.method == "DELETE" {
+                try query.expectNone()
+                self = .clearRejections
+            } else {
+                try query.expectOnly(["token", "reason", "since", "limit"])
+                self = .listRejections(try query.rejectionFilter(), try query.page())
+            }
+        case ["api", "v1", "rejections", "next"]:
+            try allow("GET")
+            try query.expectOnly(["timeout", "token", "reason"])
+            self = .nextRejection(try query.rejectionFilter(), timeout: try query.timeout())
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "rejections"]):
+            try allow("GET")
+            try query.expectNone()
+            self = .rejection(try Self.sequence(path[3], of: "rejection"))
+        case ["api", "v1", "devices"]:
+            try allow("GET", "POST")
+            try query.expectNone()
+            if request.method == "GET" {
+                self = .listDevices
+            } else {
+                let fields = try BodyFields(body, allowed: ["token", "topic", "environment"])
+                self = .registerDevice(
+                    try fields.token("token"), topic: try fields.string("topic", nonEmpty: true),
+                    environment: try fields.environment("environment"))
+            }
+        case ["api", "v1", "devices", "strict"]:
+            try allow("PUT")
+            try query.expectNone()
+            let fields = try BodyFields(body, allowed: ["strict"])
+            self = .setStrict(try fields.required("strict", fields.bool("strict")))
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "devices"]):
+            try allow("GET", "DELETE")
+            try query.expectNone()
+            let token = try Self.token(path[3])
+            self = request.method == "GET" ? .device(token) : .removeDevice(token)
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "unregister":
+            try allow("POST")
+            try query.expectNone()
+            let token = try Self.token(path[3])
+            let fields = try BodyFields(body, allowed: ["at"], emptyAllowed: true)
+            let at = try fields.number("at", in: 0...Double(UInt32.max), meaning: "UNIX seconds")
+            self = .unregisterDevice(token, at: at.map { Date(timeIntervalSince1970: $0) })
+        case ["api", "v1", "feedback"]:
+            try allow("GET", "POST")
+            try query.expectNone()
+            if request.method == "GET" {
+                self = .listFeedback
+            } else {
+                let fields = try BodyFields(body, allowed: ["token", "timestamp"])
+                let timestamp = try fields.integer("timestamp", in: 0...Int(UInt32.max), meaning: "UNIX seconds")
+                self = .addFeedback(try fields.token("token"), timestamp: timestamp.map { UInt32($0) })
+            }
+        case ["api", "v1", "faults"]:
+            try allow("GET", "POST", "DELETE")
+            try query.expectNone()
+            switch request.method {
+            case "GET": self = .listFaults
+            case "DELETE": self = .clearFaults
+            default: self = .addFault(try FaultRuleDecoder.decode(body))
+            }
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "faults"]):
+            try allow("GET", "DELETE")
+            try query.expectNone()
+            guard let id = Int(path[3]), id > 0, path[3].allSatisfy(\.isASCIIDigit) else {
+                throw ControlError.badRequest("invalid_path", "fault id must be a positive integer, not '\(path[3])'")
+            }
+            self = request.method == "GET" ? .fault(id) : .removeFault(id)
+        case ["api", "v1", "reset"]:
+            try allow("POST")
+            try query.expectNone()
+            self = .reset
+        default:
+            throw ControlError.notFound(
+                "no endpoint at \(request.path.prefix(200)); see the README's control API section")
+        }
+    }
+
+    /// The path split at `/`, each segment percent-decoded (after splitting, so `%2F` stays
+    /// inside its segment).
+    static func pathSegments(_ path: String) throws -> [String] {
+        guard path.hasPrefix("/") else {
+            throw ControlError.badRequest("invalid_path", "the request path must start with '/'")
+        }
+        return try path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            guard let decoded = PercentDecoding.decode(segment, plusIsSpace: false) else {
+                throw ControlError.badRequest(
+                    "invalid_path", "the request path has a malformed percent escape or is not UTF-8")
+            }
+            return decoded
+        }
+    }
+
+    private static func sequence(_ text: String, of noun: String) throws -> UInt64 {
+        guard !text.isEmpty, text.count <= 20, text.allSatisfy(\.isASCIIDigit), let value = UInt64(text), value > 0
+        else {
+            throw ControlError.badRequest(
+                "invalid_path", "a \(noun) sequence number must be a positive integer, not '\(text.prefix(64))'")
+        }
+        return value
+    }
+
+    private static func token(_ text: String) throws -> DeviceToken {
+        switch parseToken(text) {
+        case .success(let token): return token
+        case .failure(let error):
+            throw ControlError.badRequest("invalid_token", "the path's device token is not valid: \(error)")
+        }
+    }
+}

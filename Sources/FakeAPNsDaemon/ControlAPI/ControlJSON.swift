@@ -1,0 +1,74 @@
+import FakeAPNs
+import Foundation
+
+/// How the control API writes devices, feedback tuples and fault rules. Fault rules come out
+/// in the shape `POST /api/v1/faults` takes, so a listed rule can be posted back.
+enum ControlJSON {
+    /// `{"token":"…","topic":"com.x"|null,"environment":"sandbox"|null,"unregisteredAt":1700000000|null}`
+    static func device(_ device: DeviceRegistry.Device) -> JSONValue {
+        [
+            "token": .string(device.token.hex),
+            "topic": device.topic.map { .string($0) } ?? .null,
+            "environment": device.environment.map { .string($0.rawValue) } ?? .null,
+            "unregisteredAt": device.unregisteredAt.map(seconds) ?? .null,
+        ]
+    }
+
+    /// `{"token":"…","timestamp":1700000000}`
+    static func tuple(_ tuple: FeedbackTuple) -> JSONValue {
+        ["token": .string(tuple.deviceToken.hex), "timestamp": .int(Int(tuple.timestamp))]
+    }
+
+    /// `{"id":1,"match":…,"action":…,"times":…,"hits":0,"remaining":1|null,"description":"…"}`
+    static func fault(_ entry: FaultRules.Entry) -> JSONValue {
+        [
+            "id": .int(entry.id),
+            "match": match(entry.rule.match),
+            "action": action(entry.rule.action),
+            "times": times(entry.rule.times),
+            "hits": .int(entry.hits),
+            "remaining": entry.remaining.map { .int($0) } ?? .null,
+            "description": .string(entry.rule.description),
+        ]
+    }
+
+    static func match(_ match: FaultRule.Match) -> JSONValue {
+        switch match {
+        case .token(let token): ["token": .string(token.hex)]
+        case .topic(let topic): ["topic": .string(topic)]
+        case .nth(let n): ["nth": .int(n)]
+        case .every: "every"
+        }
+    }
+
+    static func action(_ action: FaultRule.Action) -> JSONValue {
+        switch action {
+        case .reject(let status): ["reject": .int(Int(status.rawValue))]
+        case .respond(let reason): ["respond": .string(reason.rawValue), "status": .int(reason.status)]
+        case .goAway(let reason): ["goAway": .string(reason.rawValue), "status": .int(reason.status)]
+        case .resetStream: "resetStream"
+        case .closeConnection: "closeConnection"
+        case .delay(let duration): ["delayMilliseconds": .int(milliseconds(duration))]
+        }
+    }
+
+    static func times(_ times: FaultRule.Times) -> JSONValue {
+        switch times {
+        case .once: "once"
+        case .always: "always"
+        case .count(let count): .int(count)
+        }
+    }
+
+    /// UNIX seconds: an integer when whole, as they usually are.
+    static func seconds(_ date: Date) -> JSONValue {
+        let seconds = date.timeIntervalSince1970
+        if seconds == seconds.rounded(), abs(seconds) < 1e15 { return .int(Int(seconds)) }
+        return .double(seconds)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}
