@@ -51,7 +51,17 @@ final class EventLog: @unchecked Sendable {
                 return (batch, closing && batch.isEmpty)
             }
             if done { break }
-            output.write(batch.flatMap(lines))
+            // Written a few thousand lines at a time, so a backlog streams out instead of
+            // being formatted whole first.
+            var chunk: [String] = []
+            for event in batch {
+                chunk += lines(event)
+                if chunk.count >= 4096 {
+                    output.write(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            output.write(chunk)
         }
         lock.withLock {
             finished = true
@@ -83,7 +93,7 @@ final class EventLog: @unchecked Sendable {
         }
         switch event {
         case .accepted(let batch):
-            return batch.map { line("notification", $0.jsonObject) }
+            return batch.map { $0.jsonLine(event: "notification") }
         case .rejected(let rejection):
             return [line("rejected", rejection.jsonObject)]
         case .connectionOpened(let info, let listener):

@@ -12,42 +12,120 @@ extension PushNotification {
     /// A payload that is not valid JSON appears as `"payload":null` with `payloadText` (or
     /// `payloadBase64` when it is not UTF-8) and `payloadError`.
     public var jsonObject: JSONValue {
-        var members: [JSONObject.Element] = [
-            ("sequence", .int(Int(sequenceNumber))),
-            ("token", .string(deviceToken.hex)),
-        ]
-        if let json = payload.json, payload.parseError == nil {
-            members.append(("payload", json))
+        var bytes: [UInt8] = []
+        writeJSON(to: &bytes)
+        // What the writer produces always parses; the fallback only keeps this total.
+        return (try? JSONValue.parse(bytes)) ?? .null
+    }
+
+    /// The notification as one line of JSON with `"event":event` first, as the daemon logs it.
+    /// A valid payload is copied into the line as it came, without being parsed.
+    public func jsonLine(event: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(payload.count + 400)
+        writeJSON(to: &bytes, event: event)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes the notification's JSON object, with an `event` member first when given.
+    func writeJSON(to output: inout [UInt8], event: String? = nil) {
+        var object = JSONMembers(bytes: output)
+        if let event { object.string("event", event) }
+        object.int("sequence", Int(sequenceNumber))
+        object.string("token", deviceToken.hex)
+        let valid = payload.withBytes { JSONValidator.isSingleLineObject($0) }
+        if valid {
+            object.raw("payload") { bytes in payload.withBytes { bytes.append(contentsOf: $0) } }
+        } else if let json = payload.json, payload.parseError == nil {
+            object.value("payload", json)
         } else {
-            members.append(("payload", .null))
+            object.value("payload", .null)
             if let text = payload.text {
-                members.append(("payloadText", .string(text)))
+                object.string("payloadText", text)
             } else {
-                members.append(("payloadBase64", .string(payload.data.base64EncodedString())))
+                object.string("payloadBase64", payload.data.base64EncodedString())
             }
-            members.append(("payloadError", .string(payload.parseError.map { "\($0)" } ?? "not valid JSON")))
+            object.string("payloadError", payload.parseError.map { "\($0)" } ?? "not valid JSON")
         }
-        members.append(("identifier", .int(Int(identifier))))
-        members.append(("expiration", expiration.map { .int(Int($0)) } ?? .null))
-        members.append(("priority", .int(priority.rawValue)))
-        members.append(("format", .string(format.rawValue)))
+        object.int("identifier", Int(identifier))
+        object.optionalInt("expiration", expiration.map(Int.init))
+        object.int("priority", priority.rawValue)
+        object.string("format", format.rawValue)
         if let http2 {
-            members.append(("apnsID", .string(http2.apnsID)))
-            members.append(("topic", http2.topic.map { .string($0) } ?? .null))
-            members.append(("pushType", http2.pushType.map { .string($0.rawValue) } ?? .null))
-            members.append(("collapseID", http2.collapseID.map { .string($0) } ?? .null))
+            object.string("apnsID", http2.apnsID)
+            object.optionalString("topic", http2.topic)
+            object.optionalString("pushType", http2.pushType?.rawValue)
+            object.optionalString("collapseID", http2.collapseID)
             if let token = http2.providerToken {
-                members.append(("keyID", .string(token.keyID)))
-                members.append(("teamID", .string(token.teamID)))
+                object.string("keyID", token.keyID)
+                object.string("teamID", token.teamID)
             }
         }
-        members.append(("receivedAt", .string(Timestamp.rfc3339(receivedAt))))
-        members.append(("connection", .int(connection.id)))
-        members.append(("peer", .string(connection.peer)))
+        object.string("receivedAt", Timestamp.rfc3339(receivedAt))
+        object.int("connection", connection.id)
+        object.string("peer", connection.peer)
         if let certificate = connection.clientCertificate {
-            members.append(("clientSubject", .string(certificate.subject)))
-            if let topic = certificate.topic { members.append(("clientTopic", .string(topic))) }
+            object.string("clientSubject", certificate.subject)
+            if let topic = certificate.topic { object.string("clientTopic", topic) }
         }
-        return .object(JSONObject(members.map { (key: $0.0, value: $0.1) }))
+        output = object.bytes
+    }
+}
+
+/// Writes one JSON object's members straight into bytes, for the records written per event.
+struct JSONMembers {
+    private(set) var bytes: [UInt8]
+    private var isEmpty = true
+
+    /// An object appended to `bytes`; `bytes` holds the closing brace after every member.
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        self.bytes.append(UInt8(ascii: "{"))
+        self.bytes.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func key(_ name: String) {
+        bytes.removeLast()
+        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        JSONWriter.writeString(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private mutating func close() {
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    mutating func string(_ name: String, _ value: String) {
+        key(name)
+        JSONWriter.writeString(value, to: &bytes)
+        close()
+    }
+
+    mutating func optionalString(_ name: String, _ value: String?) {
+        if let value { string(name, value) } else { self.value(name, .null) }
+    }
+
+    mutating func int(_ name: String, _ value: Int) {
+        key(name)
+        JSONWriter.writeInteger(value, to: &bytes)
+        close()
+    }
+
+    mutating func optionalInt(_ name: String, _ value: Int?) {
+        if let value { int(name, value) } else { self.value(name, .null) }
+    }
+
+    mutating func value(_ name: String, _ value: JSONValue) {
+        key(name)
+        JSONWriter(sortedKeys: false).write(value, to: &bytes)
+        close()
+    }
+
+    /// A member whose value the caller writes as valid JSON text.
+    mutating func raw(_ name: String, _ write: (inout [UInt8]) -> Void) {
+        key(name)
+        write(&bytes)
+        close()
     }
 }

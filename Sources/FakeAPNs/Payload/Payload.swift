@@ -59,6 +59,11 @@ public struct Payload: Sendable, Hashable {
         storage.withBytes { Array($0) }
     }
 
+    /// Calls `body` with the bytes, without copying them.
+    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try storage.withBytes(body)
+    }
+
     /// How many bytes the payload has.
     public var count: Int {
         storage.count
