@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A blocking TLS client connection, for the project's own clients of the protocols (tests,
-/// the daemon's client commands). Reads give up after `readTimeout`.
+/// the daemon's client commands). Reads and writes give up after `readTimeout`, so a client
+/// never hangs on a server that stopped reading.
 final class TLSClient: @unchecked Sendable {
     let stream: TLSStream
 
@@ -20,7 +21,7 @@ final class TLSClient: @unchecked Sendable {
     ) throws {
         let context = try TLSContext.client(trustedCAsPEM: trustedCAsPEM, identity: identity)
         let socket = try Socket.connect(host: host, port: port)
-        Self.setReadTimeout(socket, readTimeout)
+        Self.setTimeouts(socket, readTimeout)
         do {
             stream = try TLSStream(connectedSocket: socket, context: context, serverName: host)
             if offerHTTP2 { stream.requestHTTP2() }
@@ -53,9 +54,10 @@ final class TLSClient: @unchecked Sendable {
         stream.close()
     }
 
-    private static func setReadTimeout(_ socket: Int32, _ timeout: Duration) {
+    private static func setTimeouts(_ socket: Int32, _ timeout: Duration) {
         let (seconds, attoseconds) = timeout.components
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 }
