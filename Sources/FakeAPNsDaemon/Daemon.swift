@@ -1,6 +1,5 @@
 import FakeAPNs
 import Foundation
-import Synchronization
 
 /// The daemon's engine: the server configured from the options, with the `--devices`
 /// registered, and the control API beside it. `reset()` brings both back to how they started.
@@ -8,7 +7,7 @@ final class Daemon: Sendable {
     let options: Options
     let server: FakeAPNsServer
     let devices: [DevicesFile.Entry]
-    private let api = Mutex<(api: ControlAPI?, port: Int)>((nil, 0))
+    private let api = Locked<(api: ControlAPI?, port: Int)>((nil, 0))
 
     init(options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void) throws {
         self.options = options

@@ -1,5 +1,4 @@
 import FakeAPNs
-import Synchronization
 
 /// The daemon's counters, fed by server events, rendered in Prometheus text format.
 public final class Metrics: Sendable {
@@ -13,7 +12,7 @@ public final class Metrics: Sendable {
         var feedbackTuples = 0
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     public init() {}
 

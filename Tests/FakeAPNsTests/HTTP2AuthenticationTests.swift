@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import XCTest
 @testable import FakeAPNs
 
@@ -100,7 +99,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testExpiryFollowsTheInjectedClock() throws {
-        let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let now = Guarded(Date(timeIntervalSince1970: 1_800_000_000))
         server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken, clock: { now.withLock { $0 } }))
         let issued = try token(issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let client = try server.connectHTTP2()

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import XCTest
 @testable import FakeAPNs
 
@@ -57,7 +56,7 @@ final class HistoryAndEventsTests: XCTestCase {
     }
 
     func testEventsTellConnectionsAcceptancesRefusalsAndFeedbackReads() throws {
-        let events = Mutex<[String]>([])
+        let events = Guarded<[String]>([])
         let server = try FakeAPNsServer.started(configuration: .init(onEvent: { event in
             let name = switch event {
             case .connectionOpened(_, let listener): "opened \(listener)"

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Waits that a stopping API can end at once. A connection thread blocks on one while the wait
 /// itself runs as a task (the mailboxes' async pops honour cancellation; their blocking pops
@@ -18,7 +17,7 @@ final class InterruptibleWaits: Sendable {
         var tasks: [Int: Task<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Runs `operation` and blocks the calling thread until it ends, checking `abandoned` every
     /// 50 ms: once it says the waiter is gone, the wait is cancelled, so a client that left does
@@ -72,7 +71,7 @@ final class InterruptibleWaits: Sendable {
 
 /// One result, handed from a task to a blocked thread.
 private final class Outcome<T: Sendable>: Sendable {
-    private let result = Mutex<Result<T, any Error>?>(nil)
+    private let result = Locked<Result<T, any Error>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func finish(_ value: Result<T, any Error>) {
