@@ -110,6 +110,17 @@ final class LoadTests: XCTestCase {
     }
 
     func testStopDuringHeavyLoadReturnsPromptlyAndLeavesNothingBehind() throws {
+        // Warm up what the process opens once (Dispatch's descriptors, OpenSSL's tables, the
+        // threads helpers use) before counting.
+        let warmUp = try FakeAPNsServer.started()
+        let warmClient = try warmUp.connectClient()
+        try warmClient.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
+        _ = try warmUp.notifications.pop(timeout: .seconds(5))
+        warmUp.stop()
+        warmClient.close()
+        let warmed = Mailbox<Int>(noun: "warm-up")
+        Thread { warmed.append(1) }.start()
+        _ = try warmed.pop(timeout: .seconds(5))
         let threads = currentThreadCount()
         let descriptors = openDescriptorCount()
         let server = try FakeAPNsServer.started()
