@@ -77,6 +77,18 @@ struct JSONValidator {
     }
 
     private mutating func number() -> Bool {
+        let start = position
+        guard scanNumber() else { return false }
+        // Short integers are always in range; anything else must be a finite double, as the
+        // parser requires (it refuses 1e999).
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        if text.count <= 18 && !text.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) {
+            return true
+        }
+        return Double(String(decoding: text, as: UTF8.self))?.isFinite == true
+    }
+
+    private mutating func scanNumber() -> Bool {
         if peek == UInt8(ascii: "-") { position += 1 }
         guard let first = peek, isDigit(first) else { return false }
         position += 1
