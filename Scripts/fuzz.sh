@@ -17,7 +17,7 @@
 # target is compiled into the FakeAPNsDaemon module itself, whose request types are internal.
 #
 # Environment: FUZZ_JOBS (targets run at once; default: the number of cores),
-# FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=4" or "-only_ascii=1"),
+# FUZZ_ARGS (extra libFuzzer flags, e.g. "-use_value_profile=1 -only_ascii=1"),
 # FUZZ_DIR (output directory instead of .build/fuzz).
 set -euo pipefail
 
@@ -108,6 +108,7 @@ build() {
     read -r -a cflags <<<"$(pkg-config --cflags openssl libnghttp2 libmicrohttpd)"
     local -a libs
     read -r -a libs <<<"$(pkg-config --libs openssl libnghttp2 libmicrohttpd)"
+    # shellcheck disable=SC2054 # -sanitize=fuzzer,address is one flag
     local -a swiftflags=(
         -sanitize=fuzzer,address -O -g -swift-version 6 -enable-upcoming-feature ExistentialAny
         -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CNGHTTP2" -I "$ROOT/Sources/CMicroHTTPD"
@@ -133,9 +134,9 @@ build() {
 
     echo "fuzz.sh: building ${TARGETS[*]} into ${OUT#"$ROOT/"} (about a minute)"
     # The C shims.
-    local c_objects=() file
+    local c_objects=() file object
     for file in "$ROOT"/Sources/CFakeAPNsShims/*.c "$ROOT"/Sources/CMicroHTTPDShims/*.c; do
-        local object="$obj/$(basename "$(dirname "$file")")-$(basename "$file" .c).o"
+        object="$obj/$(basename "$(dirname "$file")")-$(basename "$file" .c).o"
         run_step "clang-$(basename "$object" .o)" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -g -c "$file" \
             -I "$ROOT/Sources/CFakeAPNsShims/include" -I "$ROOT/Sources/CMicroHTTPDShims/include" \
             "${cflags[@]}" -o "$object"
@@ -175,12 +176,14 @@ build() {
 
 # MARK: - Run
 
-# libFuzzer's environment: a symbolizer for stack traces, and no exit-time leak report for the
-# Swift runtime's lazily made, deliberately immortal metadata.
+# libFuzzer's environment: the toolchain's symbolizer for stack traces, and Swift's own crash
+# backtracer off (libFuzzer reports the trap and saves the input; the backtracer, reading the
+# stack of an instrumented process, only adds a spurious AddressSanitizer report).
 fuzzer_environment() {
-    if [[ -x "${TOOLBIN:-}/llvm-symbolizer" ]]; then
+    if [[ -z "${ASAN_SYMBOLIZER_PATH:-}" && -x "${TOOLBIN:-}/llvm-symbolizer" ]]; then
         export ASAN_SYMBOLIZER_PATH="$TOOLBIN/llvm-symbolizer"
     fi
+    export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 }
 
 # Fuzzes one target; its output goes to logs/<target>.log, its verdict to logs/<target>.result.
@@ -198,8 +201,20 @@ fuzz_one() { # target seconds
     [[ -n "${FUZZ_ARGS:-}" ]] && read -r -a extra <<<"$FUZZ_ARGS"
     local status=0
     # New inputs go to the first directory; the seeds are only read.
-    "$OUT/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 || status=$?
+    "$OUT/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
+    echo $! >"$OUT/logs/$target.pid"
+    wait $! || status=$?
     echo "$status" >"$OUT/logs/$target.result"
+}
+
+# Stops the fuzzers this script started (by their process ids), after an interrupt.
+stop_fuzzers() {
+    local file
+    for file in "$OUT"/logs/*.pid; do
+        [[ -f "$file" ]] && kill "$(cat "$file")" 2>/dev/null
+    done
+    wait
+    exit 130
 }
 
 # One summary line from a finished target's log.
@@ -239,6 +254,8 @@ run() {
     ((jobs >= 1)) || jobs=1
     echo "fuzz.sh: fuzzing ${selected[*]} for $seconds s each, $jobs at a time; logs in ${OUT#"$ROOT/"}/logs"
     local running=0
+    rm -f "$OUT"/logs/*.pid
+    trap stop_fuzzers INT TERM
     for target in "${selected[@]}"; do
         rm -f "$OUT/logs/$target.result"
         if ((running >= jobs)); then
@@ -249,6 +266,8 @@ run() {
         running=$((running + 1))
     done
     wait || true
+    trap - INT TERM
+    rm -f "$OUT"/logs/*.pid
 
     local failed=0
     for target in "${selected[@]}"; do
@@ -258,8 +277,15 @@ run() {
             local log="$OUT/logs/$target.log"
             local input
             input="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)"
-            echo "---- $target failed; the end of $log:" >&2
-            grep -v -E '^#[0-9]+' "$log" | tail -40 >&2
+            # From the first report line: the assertion's message or the sanitizer's, and the stack.
+            local first
+            first="$(grep -n -m1 -E 'Fatal error|ERROR: |ALARM: |SUMMARY: ' "$log" | cut -d: -f1 || true)"
+            echo "---- $target failed; from $log:" >&2
+            if [[ -n "$first" ]]; then
+                tail -n "+$first" "$log" | grep -v -E '^#[0-9]+|^ +0x[0-9a-f]+:|Shadow' | head -40 >&2 || true
+            else
+                grep -v -E '^#[0-9]+' "$log" | tail -40 >&2 || true
+            fi
             if [[ -n "$input" ]]; then
                 echo "---- crash input: $input" >&2
                 echo "     replay with: Scripts/fuzz.sh reproduce $target $input" >&2

@@ -1,0 +1,148 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+/// What the libFuzzer targets in Fuzz/ found, as tests, and every seed of their corpora
+/// (Fuzz/corpus/<target>/) replayed through the same library calls with the same invariants,
+/// in short. `Scripts/fuzz.sh` runs the targets themselves; see each target's main.swift for the
+/// input formats. The control API's ControlCommand is in FakeAPNsDaemon, out of this target's
+/// reach: its seeds are replayed here for their JSON bodies only.
+final class FuzzRegressionTests: XCTestCase {
+    // MARK: - Crashes found
+
+    /// Found by the ControlAPI target: the validator behind the daemon's log accepted a number
+    /// beyond Double's range, which the parser refuses, so the log copied the payload into its
+    /// line unparsed and the line itself no longer parses.
+    func testValidatorRefusesNumbersBeyondDouble() throws {
+        for text in [#"{"":1e999}"#, #"{"n":-1e400}"#, #"{"a":[1E+309]}"#] {
+            let bytes = Array(text.utf8)
+            XCTAssertThrowsError(try JSONValue.parse(bytes), text)
+            XCTAssertFalse(bytes.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }, text)
+            let notification = PushNotification(
+                deviceToken: DeviceToken(bytes: [0xFE, 0x15]), payload: Payload(text), format: .simple,
+                connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9"))
+            let line = notification.jsonLine(event: "notification")
+            XCTAssertNoThrow(try JSONValue(parsing: line), line)
+        }
+    }
+
+    // MARK: - Seed replays
+
+    func testBinaryDecoderSeeds() throws {
+        for (name, input) in try seeds("BinaryDecoder") {
+            for decoder in [BinaryDecoder(), BinaryDecoder(maximumPayloadSize: 16)] {
+                input.withUnsafeBytes { stream in
+                    var offset = 0
+                    while offset < stream.count {
+                        let rest = UnsafeRawBufferPointer(rebasing: stream[offset...])
+                        switch decoder.decode(rest) {
+                        case .frame(let frame):
+                            XCTAssert(frame.length > 0 && frame.length <= rest.count, name)
+                            XCTAssert(frame.token.upperBound <= frame.length && frame.payload.upperBound <= frame.length, name)
+                            XCTAssert((1...BinaryDecoder.maximumTokenSize).contains(frame.token.count), name)
+                            XCTAssert((1...decoder.maximumPayloadSize).contains(frame.payload.count), name)
+                            offset += frame.length
+                        case .incomplete:
+                            XCTAssertNotEqual(decoder.truncated(rest).status, .noErrors, name)
+                            return
+                        case .failure(let failure):
+                            XCTAssertNotEqual(failure.status, .noErrors, name)
+                            return
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    func testHTTP2RequestSeeds() throws {
+        var accepted = 0
+        for (name, input) in try seeds("HTTP2Request") {
+            // Line 1: the certificate's topics; "name: value" lines to an empty line; the body.
+            var lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            var body: [UInt8] = []
+            if let blank = lines.dropFirst().firstIndex(where: \.isEmpty) {
+                body = Array(input[(lines[blank].startIndex + 1)...])
+                lines = Array(lines[..<blank])
+            }
+            let text = { (bytes: ArraySlice<UInt8>) in String(decoding: bytes, as: UTF8.self) }
+            let topics = lines.first.map { $0.split(separator: UInt8(ascii: " ")).map(text) } ?? []
+            let headers = lines.dropFirst().map { line -> (name: String, value: String) in
+                let split = line.indices.dropFirst().first { line[$0] == 0x3A && line.index(after: $0) < line.endIndex
+                    && line[line.index(after: $0)] == 0x20 }
+                guard let split else { return (text(line), "") }
+                return (text(line[..<split]), text(line[(split + 2)...]))
+            }
+            let request = HTTP2Request(headers: headers, body: body)
+            for authority in [TopicAuthority.any, .token, .certificate(topics: topics)] {
+                switch RequestValidator().validate(request, topics: authority) {
+                case .accepted(let fields):
+                    accepted += 1
+                    XCTAssertEqual(request.method, "POST", name)
+                    XCTAssertEqual("/3/device/" + fields.deviceToken.hex, request.path.lowercased(), name)
+                    XCTAssertEqual(fields.payload.bytes, body, name)
+                    XCTAssert((1...(fields.pushType == .voip ? 5120 : 4096)).contains(body.count), name)
+                    if case .certificate(let topics) = authority { XCTAssert(topics.contains(fields.topic ?? ""), name) }
+                    if case .token = authority { XCTAssertNotNil(request.firstValue(of: "apns-topic"), name) }
+                case .rejected(let reason, let detail):
+                    XCTAssert((400...499).contains(reason.status) && !detail.isEmpty, name)
+                }
+            }
+        }
+        XCTAssertGreaterThan(accepted, 0, "no seed is an accepted request")
+    }
+
+    func testProviderTokenSeeds() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let other = try JWTSigningKey(
+            keyID: "OTHERKEY01", teamID: "OTHERTEAM1", publicKeyPEM: TestCertificates.jwtPublicKeyPEM)
+        let verifier = ProviderTokenVerifier(keys: [.test, other])
+        var verified: Set<String> = []
+        for (name, input) in try seeds("ProviderToken") {
+            var session = ProviderTokenSession()
+            for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                let authorization = String(decoding: line, as: UTF8.self)
+                let alone = verifier.verify(authorization: authorization, now: now)
+                let inSession = session.authenticate(authorization: authorization, verifier: verifier, now: now)
+                switch alone {
+                case .success(let claims):
+                    verified.insert(name)
+                    XCTAssert([JWTSigningKey.test.keyID, other.keyID].contains(claims.keyID), name)
+                    XCTAssertEqual(claims.teamID, claims.keyID == other.keyID ? other.teamID : JWTSigningKey.test.teamID)
+                    if case .failure(let failure) = inSession {
+                        XCTAssert([.invalidProviderToken, .tooManyProviderTokenUpdates].contains(failure.reason), name)
+                    }
+                case .failure(let failure):
+                    XCTAssertEqual(try? inSession.get(), nil, name)
+                    if case .failure(let again) = inSession { XCTAssertEqual(again, failure, name) }
+                }
+            }
+        }
+        // The seeds are real tokens signed with the test key; these must keep verifying.
+        XCTAssert(verified.isSuperset(of: ["fresh-token", "der-signature", "other-team-binds"]), "\(verified)")
+    }
+
+    func testControlAPISeedBodies() throws {
+        for (name, input) in try seeds("ControlAPI") {
+            let body = Array(input.drop { $0 != UInt8(ascii: "\n") }.dropFirst())
+            let valid = body.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }
+            let value = try? JSONValue.parse(body)
+            if valid { XCTAssertNotNil(value?.objectValue, name) }
+            if let value {
+                let text = value.serialized()
+                XCTAssertEqual(try JSONValue(parsing: text), value, name)
+            }
+        }
+    }
+
+    // MARK: - Corpus
+
+    /// The seed files of one target, by name.
+    private func seeds(_ target: String) throws -> [(name: String, bytes: [UInt8])] {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/\(target)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        XCTAssertFalse(names.isEmpty, "no seeds in \(directory.path)")
+        return try names.map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
+    }
+}
