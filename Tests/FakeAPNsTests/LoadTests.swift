@@ -90,8 +90,10 @@ final class LoadTests: XCTestCase {
             let half = try RawConnection(port: server.gatewayPort)
             half.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03])
         }
+        let flooded = Mailbox<Int>(noun: "finished flood")
         let flood = Thread {
             for _ in 0..<100 { _ = try? server.connectClient().close() }
+            flooded.append(1)
         }
         flood.start()
 
@@ -106,6 +108,9 @@ final class LoadTests: XCTestCase {
         let accepted = ContinuousClock.now
         let late = try server.connectClient()
         XCTAssertLessThan(ContinuousClock.now - accepted, .seconds(1), "a new client still connects at once")
+        // The flood ends before the test does: a thread still running when the test process
+        // exits would crash it.
+        XCTAssertEqual(try flooded.pop(timeout: .seconds(30)), 1)
         withExtendedLifetime((garbage, silent, stalled, late)) {}
     }
 
