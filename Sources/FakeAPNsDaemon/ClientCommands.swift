@@ -46,6 +46,16 @@ struct ClientOption<Settings> {
     static func `switch`(_ flag: String, help: String, apply: @escaping (inout Settings) -> Void) -> ClientOption {
         ClientOption(flag: flag, argument: nil, help: help) { settings, _ in apply(&settings) }
     }
+
+    /// An option whose value is a whole number in `range`; `what` names the range in the error.
+    static func integer(
+        _ flag: String, argument: String, help: String, in range: ClosedRange<Int>, what: String,
+        apply: @escaping (inout Settings, Int) -> Void
+    ) -> ClientOption {
+        ClientOption(flag: flag, argument: argument, help: help) { settings, text in
+            apply(&settings, try ClientArguments.integer(flag, text, in: range, what: what))
+        }
+    }
 }
 
 /// Settings that carry the connection options.
@@ -64,12 +74,7 @@ enum ClientArguments {
         var given: [String] = []
         var rest = arguments[...]
         while let argument = rest.popFirst() {
-            var name = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inline = String(argument[argument.index(after: equals)...])
-            }
+            let (name, inline) = Options.splitInlineValue(argument)
             if name == "--help" || name == "-h" {
                 settings.showHelp = true
                 continue
@@ -182,10 +187,10 @@ struct ConnectionSettings {
             ClientOption(flag: "--host", argument: "HOST", help: "Server name or address (default 127.0.0.1).") {
                 $0.connection.host = $1
             },
-            ClientOption(flag: "--port", argument: "PORT", help: "Server port (default \(defaultPort)).") {
-                $0.connection.port = try ClientArguments.integer(
-                    "--port", $1, in: 1...65535, what: "a port from 1 to 65535")
-            },
+            .integer(
+                "--port", argument: "PORT", help: "Server port (default \(defaultPort)).",
+                in: 1...65535, what: "a port from 1 to 65535"
+            ) { $0.connection.port = $1 },
             ClientOption(flag: "--cert", argument: "FILE", help: "Client (provider) certificate, PEM; with --key.") {
                 $0.connection.certificateFile = $1
             },

@@ -198,6 +198,12 @@ public struct Options: Sendable {
         return text
     }
 
+    /// `--name=value` as its name and value; any other argument as itself and no value.
+    static func splitInlineValue(_ argument: String) -> (name: String, inline: String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+
     /// Options from the environment, then the command line.
     static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> Options {
         var options = Options()
@@ -209,12 +215,7 @@ public struct Options: Sendable {
         var rest = arguments[...]
         if rest.first == "serve" { rest = rest.dropFirst() }
         while let argument = rest.popFirst() {
-            var name = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inline = String(argument[argument.index(after: equals)...])
-            }
+            let (name, inline) = splitInlineValue(argument)
             switch name {
             case "--help", "-h":
                 options.showHelp = true

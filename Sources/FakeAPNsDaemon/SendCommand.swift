@@ -232,20 +232,16 @@ enum SendCommand {
             ) {
                 $0.pushType = $1
             },
-            ClientOption(
-                flag: "--priority", argument: "N",
-                help: "Priority: 10 now, 5 considering power, 1 lowest (http2 apns-priority; binary --format frame)."
-            ) {
-                $0.priority = try ClientArguments.integer(
-                    "--priority", $1, in: Int.min...Int.max, what: "a whole number")
-            },
-            ClientOption(
-                flag: "--expiration", argument: "SECONDS",
-                help: "Expiry in UNIX seconds, 0: now or never (http2 apns-expiration; binary enhanced and frame)."
-            ) {
-                $0.expiration = try ClientArguments.integer(
-                    "--expiration", $1, in: 0...Int.max, what: "UNIX seconds (0 or more)")
-            },
+            .integer(
+                "--priority", argument: "N",
+                help: "Priority: 10 now, 5 considering power, 1 lowest (http2 apns-priority; binary --format frame).",
+                in: Int.min...Int.max, what: "a whole number"
+            ) { $0.priority = $1 },
+            .integer(
+                "--expiration", argument: "SECONDS",
+                help: "Expiry in UNIX seconds, 0: now or never (http2 apns-expiration; binary enhanced and frame).",
+                in: 0...Int.max, what: "UNIX seconds (0 or more)"
+            ) { $0.expiration = $1 },
             ClientOption(flag: "--collapse-id", argument: "ID", help: "http2: apns-collapse-id.") {
                 $0.collapseID = $1
             },
@@ -254,14 +250,11 @@ enum SendCommand {
             ) {
                 $0.apnsID = $1
             },
-            ClientOption(
-                flag: "--identifier", argument: "N",
-                help: "binary: the notification identifier echoed in error responses (default 0)."
-            ) {
-                $0.identifier = UInt32(
-                    try ClientArguments.integer(
-                        "--identifier", $1, in: 0...Int(UInt32.max), what: "a number from 0 to 4294967295"))
-            },
+            .integer(
+                "--identifier", argument: "N",
+                help: "binary: the notification identifier echoed in error responses (default 0).",
+                in: 0...Int(UInt32.max), what: "a number from 0 to 4294967295"
+            ) { $0.identifier = UInt32($1) },
             ClientOption(
                 flag: "--format", argument: "FORMAT",
                 help: "binary: simple (command 0, never answered), enhanced (1) or frame (2, default)."

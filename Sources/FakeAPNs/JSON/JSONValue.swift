@@ -84,6 +84,19 @@ extension JSONValue {
         self == .null
     }
 
+    /// What kind of value this is, as an error message says it: "null", "a boolean",
+    /// "a number", "a string", "an array" or "an object".
+    public var kindDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
     /// The member named `key`, if this is an object that has one; otherwise `nil`.
     ///
     /// Subscripts chain through optionals, so a deep lookup reads like a path:

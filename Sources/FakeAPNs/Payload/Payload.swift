@@ -163,7 +163,7 @@ extension Payload {
                 guard case .object(let root) = json else {
                     let start = bytes.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? 0
                     parseError = JSONParseError(
-                        "payload must be a JSON object, found \(Self.kind(of: json))",
+                        "payload must be a JSON object, found \(json.kindDescription)",
                         at: start
                     )
                     return
@@ -172,17 +172,6 @@ extension Payload {
                 customKeys = root.removing("aps")
             } catch {
                 parseError = error
-            }
-        }
-
-        private static func kind(of value: JSONValue) -> String {
-            switch value {
-            case .null: "null"
-            case .bool: "a boolean"
-            case .int, .double: "a number"
-            case .string: "a string"
-            case .array: "an array"
-            case .object: "an object"
             }
         }
     }

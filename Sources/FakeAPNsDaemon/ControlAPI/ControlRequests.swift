@@ -187,7 +187,7 @@ struct BodyFields {
         case .success(let value):
             guard let object = value.objectValue else {
                 throw ControlError.badRequest(
-                    "wrong_type", "the request body must be a JSON object, not \(BodyFields.kind(of: value))")
+                    "wrong_type", "the request body must be a JSON object, not \(value.kindDescription)")
             }
             try self.init(checking: object, allowed: allowed, path: "")
         }
@@ -219,7 +219,7 @@ struct BodyFields {
 
     func wrongType(_ name: String, _ expected: String, _ value: JSONValue) -> ControlError {
         ControlError.badRequest(
-            "wrong_type", "field '\(path)\(name)' must be \(expected), not \(Self.kind(of: value))")
+            "wrong_type", "field '\(path)\(name)' must be \(expected), not \(value.kindDescription)")
     }
 
     func invalid(_ name: String, _ problem: String) -> ControlError {
@@ -280,17 +280,5 @@ struct BodyFields {
             throw invalid(name, "must be \"sandbox\" or \"production\", not \(shown(text))")
         }
         return environment
-    }
-
-    /// "a string", "an object", … for messages.
-    static func kind(of value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .int, .double: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
     }
 }

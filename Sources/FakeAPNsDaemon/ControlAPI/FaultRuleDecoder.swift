@@ -31,7 +31,7 @@ enum FaultRuleDecoder {
                 throw ControlError.badRequest("invalid_value", "field 'match' must be \(expected), not \(shown(text))")
             }
             throw ControlError.badRequest(
-                "wrong_type", "field 'match' must be \(expected), not \(BodyFields.kind(of: value))")
+                "wrong_type", "field 'match' must be \(expected), not \(value.kindDescription)")
         }
         let fields = try BodyFields(checking: object, allowed: ["token", "topic", "nth"], path: "match.")
         try exactlyOne(of: ["token", "topic", "nth"], in: object, field: "match")
@@ -79,7 +79,7 @@ enum FaultRuleDecoder {
             return .delay(.milliseconds(milliseconds))
         default:
             throw ControlError.badRequest(
-                "wrong_type", "field 'action' must be \(expected), not \(BodyFields.kind(of: value))")
+                "wrong_type", "field 'action' must be \(expected), not \(value.kindDescription)")
         }
     }
 
@@ -103,7 +103,7 @@ enum FaultRuleDecoder {
         default:
             throw ControlError.badRequest(
                 "wrong_type", #"field 'times' must be "once", "always" or a positive integer, not "#
-                    + (value.stringValue.map(shown) ?? BodyFields.kind(of: value)))
+                    + (value.stringValue.map(shown) ?? value.kindDescription))
         }
     }
 
