@@ -9,29 +9,109 @@ import Foundation
 /// XCTAssertEqual(notification.identifier, 42)
 /// ```
 public struct PushNotification: Sendable, CustomStringConvertible {
+    /// The fields live in one shared, copy-on-write object: a server keeps every notification
+    /// twice (in the queue and in the history), and two references cost far less than two
+    /// copies of the fields. A value changes its storage only when it holds the sole reference
+    /// (it copies first otherwise), so no two threads ever write one storage.
+    private final class Storage: @unchecked Sendable {
+        var deviceToken: DeviceToken
+        var payload: Payload
+        var identifier: UInt32
+        var expiration: UInt32?
+        var priority: Priority
+        var format: Format
+        var connection: ConnectionInfo
+        var receivedAt: Date
+        var sequenceNumber: UInt64
+        var http2: HTTP2Fields?
+
+        init(
+            deviceToken: DeviceToken, payload: Payload, identifier: UInt32, expiration: UInt32?, priority: Priority,
+            format: Format, connection: ConnectionInfo, receivedAt: Date, sequenceNumber: UInt64, http2: HTTP2Fields?
+        ) {
+            self.deviceToken = deviceToken
+            self.payload = payload
+            self.identifier = identifier
+            self.expiration = expiration
+            self.priority = priority
+            self.format = format
+            self.connection = connection
+            self.receivedAt = receivedAt
+            self.sequenceNumber = sequenceNumber
+            self.http2 = http2
+        }
+
+        func copy() -> Storage {
+            Storage(
+                deviceToken: deviceToken, payload: payload, identifier: identifier, expiration: expiration,
+                priority: priority, format: format, connection: connection, receivedAt: receivedAt,
+                sequenceNumber: sequenceNumber, http2: http2)
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another value shares it.
+    private var unique: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
     /// The device the notification is for.
-    public var deviceToken: DeviceToken
+    public var deviceToken: DeviceToken {
+        get { storage.deviceToken }
+        set { unique.deviceToken = newValue }
+    }
     /// The JSON payload: raw bytes, parsed on first use, with typed `aps` accessors.
-    public var payload: Payload
+    public var payload: Payload {
+        get { storage.payload }
+        set { unique.payload = newValue }
+    }
     /// The binary notification identifier (commands 1 and 2), echoed in error responses.
     /// Its 4 bytes are opaque: this is their big-endian reading. 0 when the client sent none.
-    public var identifier: UInt32
+    public var identifier: UInt32 {
+        get { storage.identifier }
+        set { unique.identifier = newValue }
+    }
     /// The expiry as sent, in UNIX seconds: 0 means "do not store". Nil when the format has
     /// none (command 0).
-    public var expiration: UInt32?
+    public var expiration: UInt32? {
+        get { storage.expiration }
+        set { unique.expiration = newValue }
+    }
     /// The delivery priority (10 when the client sent none).
-    public var priority: Priority
+    public var priority: Priority {
+        get { storage.priority }
+        set { unique.priority = newValue }
+    }
     /// The wire format that carried the notification.
-    public var format: Format
+    public var format: Format {
+        get { storage.format }
+        set { unique.format = newValue }
+    }
     /// The connection it came over.
-    public var connection: ConnectionInfo
+    public var connection: ConnectionInfo {
+        get { storage.connection }
+        set { unique.connection = newValue }
+    }
     /// When the server finished reading it.
-    public var receivedAt: Date
+    public var receivedAt: Date {
+        get { storage.receivedAt }
+        set { unique.receivedAt = newValue }
+    }
     /// Its place in the order of arrival at this server, from 1.
-    public var sequenceNumber: UInt64
+    public var sequenceNumber: UInt64 {
+        get { storage.sequenceNumber }
+        set { unique.sequenceNumber = newValue }
+    }
 
     /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.
-    public var http2: HTTP2Fields?
+    public var http2: HTTP2Fields? {
+        get { storage.http2 }
+        set { unique.http2 = newValue }
+    }
 
     /// HTTP/2 only: the `apns-id` (the client's, or the one the server made up), lowercase.
     public var apnsID: String? { http2?.apnsID }
@@ -81,16 +161,10 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         priority: Priority = .immediately, format: Format, connection: ConnectionInfo,
         receivedAt: Date = Date(), sequenceNumber: UInt64 = 0, http2: HTTP2Fields? = nil
     ) {
-        self.deviceToken = deviceToken
-        self.payload = payload
-        self.identifier = identifier
-        self.expiration = expiration
-        self.priority = priority
-        self.format = format
-        self.connection = connection
-        self.receivedAt = receivedAt
-        self.sequenceNumber = sequenceNumber
-        self.http2 = http2
+        storage = Storage(
+            deviceToken: deviceToken, payload: payload, identifier: identifier, expiration: expiration,
+            priority: priority, format: format, connection: connection, receivedAt: receivedAt,
+            sequenceNumber: sequenceNumber, http2: http2)
     }
 
     public var description: String {

@@ -177,10 +177,17 @@ extension Payload {
     }
 
     /// What a payload's storage holds besides its bytes.
+    /// Kept small: a server holds thousands of payloads and parses few of them, so the parse
+    /// result lives behind one reference, added on first use.
     private struct Header {
         let count: Int
-        var parsed: Parsed?
-        var parseCount = 0
+        var parseCount: Int32 = 0
+        var parsed: ParsedBox?
+    }
+
+    private final class ParsedBox: Sendable {
+        let value: Parsed
+        init(_ value: Parsed) { self.value = value }
     }
 
     /// Shared by all copies of one payload: the bytes live in the same allocation as the
@@ -215,10 +222,10 @@ extension Payload {
         var parsed: Parsed {
             lock.withLock {
                 if let parsed = header.parsed {
-                    return parsed
+                    return parsed.value
                 }
                 let parsed = withBytes { Parsed(bytes: $0) }
-                header.parsed = parsed
+                header.parsed = ParsedBox(parsed)
                 header.parseCount += 1
                 return parsed
             }
@@ -229,7 +236,7 @@ extension Payload {
         }
 
         var parseCount: Int {
-            lock.withLock { header.parseCount }
+            lock.withLock { Int(header.parseCount) }
         }
     }
 
