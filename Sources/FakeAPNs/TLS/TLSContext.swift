@@ -15,9 +15,67 @@ final class TLSContext: @unchecked Sendable {
         SSL_CTX_free(context)
     }
 
+    /// What a context is built from: equal recipes make interchangeable contexts.
+    private struct Recipe: Hashable {
+        var isServer: Bool
+        var certificateChainPEM: String?
+        var privateKeyPEM: String?
+        var passphrase: String?
+        var clientCertificates: String?
+        var trustedCAsPEM: String?
+        var offerHTTP2 = false
+    }
+
+    /// Contexts built before, by recipe. Decoding the PEM key and certificates costs most of a
+    /// server's start (about a millisecond each time), and a test suite starts servers and
+    /// clients with the same identity over and over; contexts are immutable, so they are
+    /// shared. Bounded: a process uses a handful of identities.
+    private static let cache = ContextCache()
+
+    private final class ContextCache: @unchecked Sendable {
+        private let lock = ConditionLock()
+        private var contexts: [Recipe: TLSContext] = [:]
+        private var order: [Recipe] = []
+        private let limit = 16
+
+        func context(for recipe: Recipe, build: () throws -> TLSContext) throws -> TLSContext {
+            if let context = lock.withLock({ contexts[recipe] }) { return context }
+            let context = try build()
+            return lock.withLock {
+                if let existing = contexts[recipe] { return existing }
+                if order.count == limit { contexts[order.removeFirst()] = nil }
+                contexts[recipe] = context
+                order.append(recipe)
+                return context
+            }
+        }
+    }
+
     /// A server context presenting `identity` and applying `clientCertificates`.
     static func server(
         identity: TLSIdentity, clientCertificates: ClientCertificatePolicy, offerHTTP2: Bool = false
+    ) throws -> TLSContext {
+        let recipe = Recipe(
+            isServer: true, certificateChainPEM: identity.certificateChainPEM, privateKeyPEM: identity.privateKeyPEM,
+            passphrase: identity.passphrase, clientCertificates: clientCertificates.mode.rawValue,
+            trustedCAsPEM: clientCertificates.mode == .off ? nil : clientCertificates.trustedCAsPEM,
+            offerHTTP2: offerHTTP2)
+        return try cache.context(for: recipe) {
+            try makeServer(identity: identity, clientCertificates: clientCertificates, offerHTTP2: offerHTTP2)
+        }
+    }
+
+    /// A client context that trusts `trustedCAsPEM` (nil: verify nothing) and presents
+    /// `identity` when given.
+    static func client(trustedCAsPEM: String?, identity: TLSIdentity?) throws -> TLSContext {
+        let recipe = Recipe(
+            isServer: false, certificateChainPEM: identity?.certificateChainPEM, privateKeyPEM: identity?.privateKeyPEM,
+            passphrase: identity?.passphrase, trustedCAsPEM: trustedCAsPEM)
+        return try cache.context(for: recipe) { try makeClient(trustedCAsPEM: trustedCAsPEM, identity: identity) }
+    }
+
+    private static func makeServer(
+        identity: TLSIdentity, clientCertificates: ClientCertificatePolicy, offerHTTP2: Bool
     ) throws -> TLSContext {
         guard let raw = SSL_CTX_new(TLS_server_method()) else {
             throw TLSError.fromErrorQueue("creating the server context")
@@ -42,9 +100,7 @@ final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    /// A client context that trusts `trustedCAsPEM` (nil: verify nothing) and presents
-    /// `identity` when given.
-    static func client(trustedCAsPEM: String?, identity: TLSIdentity?) throws -> TLSContext {
+    private static func makeClient(trustedCAsPEM: String?, identity: TLSIdentity?) throws -> TLSContext {
         guard let raw = SSL_CTX_new(TLS_client_method()) else {
             throw TLSError.fromErrorQueue("creating the client context")
         }
