@@ -13,6 +13,10 @@
 #   SOAK_WORKERS        binary-gateway client threads (default 8)
 #   SOAK_SCRATCH_PATH   SwiftPM build folder (default: the package's .build)
 #   SOAK_SKIP_BUILD     1: use the fake-apns already built
+#   SOAK_BINARY         a fake-apns to soak instead of the release build, e.g. the address
+#                       sanitizer's (.build/sanitize-address/debug/fake-apns after
+#                       Scripts/sanitizers.sh address): its leak report, if any, is printed
+#                       from .build/soak-daemon.err after the daemon stops
 #
 # The load, all on loopback, every client opening and closing its own connections:
 #  - binary gateway: SOAK_WORKERS threads, each connecting, sending 1 to 200 enhanced
@@ -41,11 +45,15 @@ done
 command -v python3 >/dev/null || { echo "soak: python3 is needed" >&2; exit 2; }
 SCRATCH=()
 [[ -n "${SOAK_SCRATCH_PATH:-}" ]] && SCRATCH=(--scratch-path "$SOAK_SCRATCH_PATH")
-if [[ "${SOAK_SKIP_BUILD:-0}" != 1 ]]; then
-    echo "Building fake-apns (release)..." >&2
-    swift build -c release --product fake-apns ${SCRATCH[@]+"${SCRATCH[@]}"} >&2
+if [[ -n "${SOAK_BINARY:-}" ]]; then
+    BIN="$SOAK_BINARY"
+else
+    if [[ "${SOAK_SKIP_BUILD:-0}" != 1 ]]; then
+        echo "Building fake-apns (release)..." >&2
+        swift build -c release --product fake-apns ${SCRATCH[@]+"${SCRATCH[@]}"} >&2
+    fi
+    BIN="$(swift build -c release ${SCRATCH[@]+"${SCRATCH[@]}"} --show-bin-path)/fake-apns"
 fi
-BIN="$(swift build -c release ${SCRATCH[@]+"${SCRATCH[@]}"} --show-bin-path)/fake-apns"
 [[ -x "$BIN" ]] || { echo "soak: $BIN is missing; build it first" >&2; exit 2; }
 
 exec python3 - "$BIN" "$ROOT" "$SECONDS_OF_LOAD" "$WARMUP" "$WORKERS" <<'PY'
@@ -324,8 +332,14 @@ try:
 finally:
     daemon.send_signal(signal.SIGTERM)
     try:
-        daemon.wait(timeout=10)
+        daemon.wait(timeout=60)
     except subprocess.TimeoutExpired:
         daemon.kill()
-        sys.exit("soak: the daemon did not stop within 10 s of SIGTERM")
+        sys.exit("soak: the daemon did not stop within 60 s of SIGTERM")
+    errors_file.close()
+    with open(errors_path) as f:
+        report = f.read()
+    if "ERROR: LeakSanitizer" in report or "ERROR: AddressSanitizer" in report:
+        print(report[report.index("ERROR: "):][:6000])
+        sys.exit("soak: FAILED: the sanitizer reported the problem above")
 PY
