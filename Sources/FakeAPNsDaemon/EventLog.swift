@@ -42,31 +42,57 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
+    /// How many bytes of lines are gathered before they are written: large enough that
+    /// a backlog of notifications costs few system calls, small enough that it streams out
+    /// instead of being formatted whole first.
+    private static let chunkSize = 256 * 1024
+
     private func writeLoop() {
+        // Lines are formatted straight into one reused buffer, and notification lines by one
+        // writer that formats what repeats once: at hundreds of thousands of notifications a
+        // second, a `String` per line and formatting every timestamp whole cost more than the
+        // rest of the daemon.
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.chunkSize + 64 * 1024)
+        var notificationLines = PushNotification.JSONLineWriter(event: "notification")
+        // The queue and this array trade places on every round, so neither is reallocated.
+        var batch: [ServerEvent] = []
         while true {
-            let (batch, done): ([ServerEvent], Bool) = lock.withLock {
+            let done: Bool = lock.withLock {
                 while pending.isEmpty && !closing { lock.wait() }
-                let batch = pending
-                pending.removeAll(keepingCapacity: true)
-                return (batch, closing && batch.isEmpty)
+                swap(&batch, &pending)
+                return closing && batch.isEmpty
             }
             if done { break }
-            // Written a few thousand lines at a time, so a backlog streams out instead of
-            // being formatted whole first.
-            var chunk: [String] = []
             for event in batch {
-                chunk += lines(event)
-                if chunk.count >= 4096 {
-                    output.write(chunk)
-                    chunk.removeAll(keepingCapacity: true)
+                if case .json = format, case .accepted(let notifications) = event {
+                    // Through the buffer, so each notification is lent to the writer, not copied.
+                    notifications.withUnsafeBufferPointer { notifications in
+                        for index in notifications.indices {
+                            notificationLines.append(notifications[index], to: &buffer)
+                            if buffer.count >= Self.chunkSize { flush(&buffer) }
+                        }
+                    }
+                } else {
+                    for line in lines(event) {
+                        buffer.append(contentsOf: line.utf8)
+                        buffer.append(UInt8(ascii: "\n"))
+                    }
+                    if buffer.count >= Self.chunkSize { flush(&buffer) }
                 }
             }
-            output.write(chunk)
+            flush(&buffer)
+            batch.removeAll(keepingCapacity: true)
         }
         lock.withLock {
             finished = true
             lock.broadcast()
         }
+    }
+
+    private func flush(_ buffer: inout [UInt8]) {
+        output.write(bytes: buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 
     /// The lines of one event.

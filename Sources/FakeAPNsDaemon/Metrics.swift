@@ -3,7 +3,8 @@ import FakeAPNs
 /// The daemon's counters, fed by server events, rendered in Prometheus text format.
 public final class Metrics: Sendable {
     private struct Counts {
-        var accepted: [String: Int] = [:]
+        /// Indexed by `formatIndex`: counted per notification, so without hashing a name.
+        var accepted = [Int](repeating: 0, count: Metrics.formats.count)
         var rejected: [String: Int] = [:]
         var opened: [String: Int] = [:]
         var open: [String: Int] = [:]
@@ -21,7 +22,7 @@ public final class Metrics: Sendable {
         counts.withLock { counts in
             switch event {
             case .accepted(let batch):
-                for notification in batch { counts.accepted[notification.format.rawValue, default: 0] += 1 }
+                for notification in batch { counts.accepted[Self.formatIndex(notification.format)] += 1 }
             case .rejected(let rejection):
                 counts.rejected[rejection.reason, default: 0] += 1
             case .connectionOpened(_, let listener):
@@ -52,10 +53,10 @@ public final class Metrics: Sendable {
             let names = Set(values.keys).union(keys).sorted()
             return names.map { ("\(label)=\"\(Self.escape($0))\"", values[$0] ?? 0) }
         }
-        let formats = ["simple", "enhanced", "frame", "http2"]
+        let accepted = Dictionary(uniqueKeysWithValues: zip(Self.formats.map(\.rawValue), counts.accepted))
         let listeners = ListenerKind.allCases.map(\.rawValue)
         family("fakeapns_notifications_accepted_total", "counter", "Notifications accepted, by wire format.",
-               labelled("format", counts.accepted, all: formats))
+               labelled("format", accepted))
         family("fakeapns_notifications_rejected_total", "counter", "Notifications refused, by reason.",
                labelled("reason", counts.rejected))
         family("fakeapns_connections_opened_total", "counter", "Connections that completed the TLS handshake, by listener.",
@@ -76,6 +77,18 @@ public final class Metrics: Sendable {
                [("kind=\"notifications\"", server.notificationHistory.droppedCount),
                 ("kind=\"rejections\"", server.rejectionHistory.droppedCount)])
         return text
+    }
+
+    /// Every wire format, each with a place in `Counts.accepted`.
+    private static let formats: [PushNotification.Format] = [.simple, .enhanced, .frame, .http2]
+
+    private static func formatIndex(_ format: PushNotification.Format) -> Int {
+        switch format {
+        case .simple: 0
+        case .enhanced: 1
+        case .frame: 2
+        case .http2: 3
+        }
     }
 
     private static func escape(_ value: String) -> String {

@@ -46,6 +46,13 @@ final class OutputWriter: @unchecked Sendable {
             bytes.append(contentsOf: line.utf8)
             bytes.append(UInt8(ascii: "\n"))
         }
+        write(bytes: bytes)
+    }
+
+    /// Writes bytes that hold whole lines, each ending in a line feed, in as few system calls
+    /// as the descriptor allows: the event log hands over a few hundred kilobytes at a time.
+    func write(bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
         lock.withLock {
             bytes.withUnsafeBytes { buffer in
                 var offset = 0

@@ -36,6 +36,21 @@ final class JSONValidatorTests: XCTestCase {
         XCTAssertFalse(validates("{\"a\":" + deep))
     }
 
+    /// Plain text inside strings is stepped over eight bytes at a time: a byte that ends the
+    /// run must be seen at every offset within and across those eight-byte words.
+    func testSeesEveryKindOfByteAtEveryOffsetOfALongString() {
+        let specials: [[UInt8]] = [[0x22], [0x5C, 0x6E], [0x5C], [0x01], [0x1F], [0x7F], [0x20], [0xC3, 0xA9], [0xFF],
+                                   [0xC3], [0x80], [0x0A], [0x0D], [0x09], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98, 0x80]]
+        for special in specials {
+            for offset in 0..<40 {
+                let text = Array(#"{"k":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: offset) + special
+                    + Array(repeating: UInt8(ascii: "b"), count: 40 - offset) + Array(#""}"#.utf8)
+                let validated = text.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }
+                XCTAssertEqual(validated, parserSays(text), "\(special) at \(offset)")
+            }
+        }
+    }
+
     func testAgreesWithTheParserOnMutatedPayloads() {
         var random = SeededRandom(seed: 0x10C_11E5)
         let seeds = [#"{"aps":{"alert":{"title":"Hi","body":"Thé"},"badge":3,"sound":"default"},"id":[1,2.5,null]}"#,

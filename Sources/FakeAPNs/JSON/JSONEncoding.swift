@@ -126,16 +126,27 @@ struct JSONWriter {
         output.append(UInt8(ascii: "\""))
     }
 
-    /// Writes an integer's decimal digits without building a `String`.
+    /// Writes an integer's decimal digits without building a `String`. The digits are formed
+    /// right to left in a buffer on the stack and appended at once: the daemon's log writes
+    /// several integers per line, hundreds of thousands of lines a second.
     static func writeInteger(_ int: Int, to output: inout [UInt8]) {
-        if int < 0 { output.append(UInt8(ascii: "-")) }
-        let firstDigit = output.count
-        var remaining = int.magnitude
-        repeat {
-            output.append(UInt8(ascii: "0") + UInt8(remaining % 10))
-            remaining /= 10
-        } while remaining > 0
-        output[firstDigit...].reverse()
+        // 24 bytes: Int.min has 19 digits and a sign.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var position = buffer.count
+            var remaining = int.magnitude
+            repeat {
+                position -= 1
+                buffer[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            if int < 0 {
+                position -= 1
+                buffer[position] = UInt8(ascii: "-")
+            }
+            let written = UnsafeRawBufferPointer(rebasing: buffer[position...])
+            output.append(contentsOf: written.assumingMemoryBound(to: UInt8.self))
+        }
     }
 
     /// Writes the shortest text that parses back to `double`, always with a `.` or an exponent
@@ -161,7 +172,8 @@ struct JSONWriter {
         output.append(contentsOf: digits.isEmpty ? exponent.suffix(1) : digits)
     }
 
-    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+    /// Appends ASCII text known at compile time (a key and its punctuation, a literal).
+    static func append(_ text: StaticString, to output: inout [UInt8]) {
         output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

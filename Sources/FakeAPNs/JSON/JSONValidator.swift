@@ -2,29 +2,56 @@
 /// daemon's log copies a valid payload into its line as it is, which is many times faster than
 /// parsing and writing it again. Depth is limited like the parser's, so hostile nesting costs
 /// a bounded stack.
+///
+/// It runs once per logged notification, so it walks the bytes with a pointer, keeps the
+/// cursor in a local in its loops, and steps over plain text in strings eight bytes at a time.
 struct JSONValidator {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var position = 0
+    private var cursor: UnsafePointer<UInt8>
+    private let end: UnsafePointer<UInt8>
     private var depth = 0
+    /// Whether whitespace outside strings held a line feed or carriage return (inside strings
+    /// they are control characters, which the validator refuses anyway).
+    private var sawLineBreak = false
 
     /// Whether `bytes` are one JSON object (with optional surrounding whitespace) that holds no
     /// line break outside strings, so it can stand inside a one-line log record.
     static func isSingleLineObject(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var validator = JSONValidator(bytes: bytes)
+        guard let start = bytes.baseAddress else { return false }
+        var validator = JSONValidator(cursor: start, end: start + bytes.count)
         validator.skipWhitespace()
         guard validator.peek == UInt8(ascii: "{"), validator.value() else { return false }
         validator.skipWhitespace()
-        return validator.position == bytes.count && !bytes.contains(0x0A) && !bytes.contains(0x0D)
+        return validator.cursor == validator.end && !validator.sawLineBreak
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
-        self.bytes = bytes
+    private init(cursor: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) {
+        self.cursor = cursor
+        self.end = end
     }
 
-    private var peek: UInt8? { position < bytes.count ? bytes[position] : nil }
+    private var peek: UInt8? { cursor < end ? cursor.pointee : nil }
 
+    /// Compact JSON has no whitespace between tokens: one test, inlined, settles that case.
+    @inline(__always)
     private mutating func skipWhitespace() {
-        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
+        if cursor < end && cursor.pointee > 0x20 { return }
+        skipWhitespaceRun()
+    }
+
+    private mutating func skipWhitespaceRun() {
+        var at = cursor
+        while at < end {
+            switch at.pointee {
+            case 0x20, 0x09: at += 1
+            case 0x0A, 0x0D:
+                sawLineBreak = true
+                at += 1
+            default:
+                cursor = at
+                return
+            }
+        }
+        cursor = at
     }
 
     private mutating func value() -> Bool {
@@ -45,10 +72,10 @@ struct JSONValidator {
         depth += 1
         defer { depth -= 1 }
         guard depth <= JSONValue.maximumNestingDepth else { return false }
-        position += 1
+        cursor += 1
         skipWhitespace()
         if peek == close {
-            position += 1
+            cursor += 1
             return true
         }
         while true {
@@ -57,12 +84,12 @@ struct JSONValidator {
                 guard peek == UInt8(ascii: "\""), string() else { return false }
                 skipWhitespace()
                 guard peek == UInt8(ascii: ":") else { return false }
-                position += 1
+                cursor += 1
             }
             guard value() else { return false }
             skipWhitespace()
             guard let byte = peek else { return false }
-            position += 1
+            cursor += 1
             if byte == close { return true }
             guard byte == UInt8(ascii: ",") else { return false }
         }
@@ -70,18 +97,18 @@ struct JSONValidator {
 
     private mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard bytes.count - position >= count else { return false }
-        for index in 0..<count where bytes[position + index] != word.utf8Start[index] { return false }
-        position += count
+        guard end - cursor >= count else { return false }
+        for index in 0..<count where cursor[index] != word.utf8Start[index] { return false }
+        cursor += count
         return true
     }
 
     private mutating func number() -> Bool {
-        let start = position
+        let start = cursor
         guard scanNumber() else { return false }
         // Short integers are always in range; anything else must be a finite double, as the
         // parser requires (it refuses 1e999).
-        let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        let text = UnsafeBufferPointer(start: start, count: cursor - start)
         if text.count <= 18 && !text.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) {
             return true
         }
@@ -89,18 +116,18 @@ struct JSONValidator {
     }
 
     private mutating func scanNumber() -> Bool {
-        if peek == UInt8(ascii: "-") { position += 1 }
+        if peek == UInt8(ascii: "-") { cursor += 1 }
         guard let first = peek, isDigit(first) else { return false }
-        position += 1
+        cursor += 1
         if first != UInt8(ascii: "0") { skipDigits() }
         if peek == UInt8(ascii: ".") {
-            position += 1
+            cursor += 1
             guard let digit = peek, isDigit(digit) else { return false }
             skipDigits()
         }
         if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
-            position += 1
-            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { position += 1 }
+            cursor += 1
+            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { cursor += 1 }
             guard let digit = peek, isDigit(digit) else { return false }
             skipDigits()
         }
@@ -110,53 +137,89 @@ struct JSONValidator {
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func skipDigits() {
-        while let byte = peek, isDigit(byte) { position += 1 }
+        var at = cursor
+        while at < end, isDigit(at.pointee) { at += 1 }
+        cursor = at
     }
 
     private mutating func string() -> Bool {
-        position += 1
-        while let byte = peek {
+        cursor += 1
+        while true {
+            skipPlainText()
+            guard cursor < end else { return false }
+            let byte = cursor.pointee
             switch byte {
             case UInt8(ascii: "\""):
-                position += 1
+                cursor += 1
                 return true
             case UInt8(ascii: "\\"):
-                position += 1
+                cursor += 1
                 guard let escaped = peek else { return false }
-                position += 1
+                cursor += 1
                 switch escaped {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     continue
                 case UInt8(ascii: "u"):
-                    guard bytes.count - position >= 4 else { return false }
+                    guard end - cursor >= 4 else { return false }
                     var unit: UInt16 = 0
                     for index in 0..<4 {
-                        guard let digit = DeviceToken.hexValue(bytes[position + index]) else { return false }
+                        guard let digit = DeviceToken.hexValue(cursor[index]) else { return false }
                         unit = unit << 4 | UInt16(digit)
                     }
                     // Surrogate pairs are left to the parser (the caller falls back to it), so
                     // what this accepts is exactly what the parser accepts.
                     guard !(0xD800...0xDFFF).contains(unit) else { return false }
-                    position += 4
+                    cursor += 4
                 default:
                     return false
                 }
             case 0..<0x20:
                 return false
             case 0..<0x80:
-                position += 1
+                // Not reached (plain text was stepped over); kept so every byte has its case.
+                cursor += 1
             default:
                 guard utf8Sequence() else { return false }
             }
         }
-        return false
+    }
+
+    /// Steps over printable ASCII inside a string up to the next quote, backslash, control
+    /// character or non-ASCII byte: most of a payload is such text, so it is tested eight
+    /// bytes at a time, and the word that holds the byte that ends the run says where it is.
+    private mutating func skipPlainText() {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        /// The high bit of each byte of `word` below `limit` (at most 0x80). Bits above the
+        /// lowest can be wrong (a borrow carries), but the lowest marks the first such byte.
+        func bytesBelow(_ word: UInt64, _ limit: UInt64) -> UInt64 {
+            (word &- ones &* limit) & ~word & high
+        }
+        var at = cursor
+        while end - at >= 8 {
+            // Byte 0 of the word is the first in memory: read it as little-endian.
+            let word = UInt64(littleEndian: UnsafeRawPointer(at).loadUnaligned(as: UInt64.self))
+            let stops = word & high | bytesBelow(word, 0x20) | bytesBelow(word ^ (ones &* 0x22), 1)
+                | bytesBelow(word ^ (ones &* 0x5C), 1)
+            if stops != 0 {
+                cursor = at + stops.trailingZeroBitCount / 8
+                return
+            }
+            at += 8
+        }
+        while at < end {
+            let byte = at.pointee
+            guard byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") else { break }
+            at += 1
+        }
+        cursor = at
     }
 
     /// Steps over one multi-byte UTF-8 sequence, rejecting overlong forms, surrogates and
     /// values past U+10FFFF.
     private mutating func utf8Sequence() -> Bool {
-        let lead = bytes[position]
+        let lead = cursor.pointee
         let length: Int
         var low: UInt8 = 0x80
         var high: UInt8 = 0xBF
@@ -170,11 +233,11 @@ struct JSONValidator {
         case 0xF4: length = 4; high = 0x8F
         default: return false
         }
-        guard bytes.count - position >= length else { return false }
-        let second = bytes[position + 1]
+        guard end - cursor >= length else { return false }
+        let second = cursor[1]
         guard second >= low && second <= high else { return false }
-        for index in 2..<length where bytes[position + index] & 0xC0 != 0x80 { return false }
-        position += length
+        for index in 2..<length where cursor[index] & 0xC0 != 0x80 { return false }
+        cursor += length
         return true
     }
 }

@@ -13,7 +13,9 @@ extension PushNotification {
     /// `payloadBase64` when it is not UTF-8) and `payloadError`.
     public var jsonObject: JSONValue {
         var bytes: [UInt8] = []
-        writeJSON(to: &bytes)
+        var writer = JSONLineWriter(eventName: nil)
+        writer.append(self, to: &bytes)
+        bytes.removeLast()
         // What the writer produces always parses; the fallback only keeps this total.
         return (try? JSONValue.parse(bytes)) ?? .null
     }
@@ -23,109 +25,257 @@ extension PushNotification {
     public func jsonLine(event: String) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(payload.count + 400)
-        writeJSON(to: &bytes, event: event)
+        var writer = JSONLineWriter(event: event)
+        writer.append(self, to: &bytes)
+        bytes.removeLast()
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Writes the notification's JSON object, with an `event` member first when given.
-    func writeJSON(to output: inout [UInt8], event: String? = nil) {
-        var object = JSONMembers(bytes: output)
-        if let event { object.string("event", event) }
-        object.int("sequence", Int(sequenceNumber))
-        object.string("token", deviceToken.hex)
-        let valid = payload.withBytes { JSONValidator.isSingleLineObject($0) }
-        if valid {
-            object.raw("payload") { bytes in payload.withBytes { bytes.append(contentsOf: $0) } }
-        } else if let json = payload.json, payload.parseError == nil {
-            object.value("payload", json)
-        } else {
-            object.value("payload", .null)
-            if let text = payload.text {
-                object.string("payloadText", text)
+    /// Writes the log lines of many notifications into one byte buffer, each line the bytes of
+    /// ``PushNotification/jsonLine(event:)`` followed by a line feed.
+    ///
+    /// The daemon's log writes hundreds of thousands of lines a second through one of these,
+    /// so what repeats from line to line is formatted once: the event member, the timestamp's
+    /// date and time down to the second, and the members that describe the connection. Keep
+    /// one writer per output (it is not shared between threads) and reuse the buffer.
+    ///
+    /// ```swift
+    /// var writer = PushNotification.JSONLineWriter(event: "notification")
+    /// var buffer: [UInt8] = []
+    /// for notification in batch { writer.append(notification, to: &buffer) }
+    /// write(descriptor, buffer, buffer.count)
+    /// ```
+    public struct JSONLineWriter {
+        /// `{"event":"…","sequence":`, or `{"sequence":` without an event.
+        private let opening: [UInt8]
+        private var timestamps = Timestamp.Writer()
+        /// The connection whose members `connectionMembers` holds.
+        private var connection: ConnectionInfo?
+        /// From `,"connection":` to the closing brace and the line feed.
+        private var connectionMembers: [UInt8] = []
+
+        /// A writer of lines whose first member is `"event":event`.
+        public init(event: String) {
+            self.init(eventName: event)
+        }
+
+        init(eventName: String?) {
+            var opening: [UInt8] = []
+            if let eventName {
+                JSONWriter.append(#"{"event":"#, to: &opening)
+                JSONWriter.writeString(eventName, to: &opening)
+                JSONWriter.append(#","sequence":"#, to: &opening)
             } else {
-                object.string("payloadBase64", payload.data.base64EncodedString())
+                JSONWriter.append(#"{"sequence":"#, to: &opening)
             }
-            object.string("payloadError", payload.parseError.map { "\($0)" } ?? "not valid JSON")
+            self.opening = opening
         }
-        object.int("identifier", Int(identifier))
-        object.optionalInt("expiration", expiration.map(Int.init))
-        object.int("priority", priority.rawValue)
-        object.string("format", format.rawValue)
-        if let http2 {
-            object.string("apnsID", http2.apnsID)
-            object.optionalString("topic", http2.topic)
-            object.optionalString("pushType", http2.pushType?.rawValue)
-            object.optionalString("collapseID", http2.collapseID)
+
+        /// Appends the notification's line and a line feed to `output`.
+        public mutating func append(_ notification: PushNotification, to output: inout [UInt8]) {
+            if connection !== notification.connection {
+                connection = notification.connection
+                connectionMembers.removeAll(keepingCapacity: true)
+                Self.writeConnection(notification.connection, to: &connectionMembers)
+            }
+            let micros = timestamps.prepare(notification.receivedAt)
+            // What is not the usual case (a payload that is not a one-line object, HTTP/2's
+            // fields) is written the ordinary way first; the line itself is then put together
+            // with plain memory copies in space sized for it, and appended to `output` at once.
+            let (payloadIsCopied, payloadCount) = notification.payload.withBytes { bytes in
+                (JSONValidator.isSingleLineObject(bytes), bytes.count)
+            }
+            var rareMembers: [UInt8] = []
+            if !payloadIsCopied {
+                Self.writePayloadFallback(notification.payload, to: &rareMembers)
+            }
+            let payloadEnd = rareMembers.count
+            if let http2 = notification.http2 {
+                Self.writeHTTP2(http2, to: &rareMembers)
+            }
+            let token = notification.deviceToken.bytes
+            let capacity = opening.count + 2 * token.count + (payloadIsCopied ? payloadCount : 0) + rareMembers.count
+                + timestamps.prefix.count + connectionMembers.count + Self.fixedCapacity
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                var line = LineCursor(buffer.baseAddress!)
+                line.write(opening)
+                line.writeInteger(Int(notification.sequenceNumber))
+                line.write(#","token":""#)
+                line.writeHex(token)
+                line.write(#"","payload":"#)
+                rareMembers.withUnsafeBufferPointer { rare in
+                    if payloadIsCopied {
+                        notification.payload.withBytes { line.write($0) }
+                    } else {
+                        line.write(UnsafeBufferPointer(rebasing: rare[..<payloadEnd]))
+                    }
+                    line.write(#","identifier":"#)
+                    line.writeInteger(Int(notification.identifier))
+                    line.write(#","expiration":"#)
+                    if let expiration = notification.expiration {
+                        line.writeInteger(Int(expiration))
+                    } else {
+                        line.write("null")
+                    }
+                    line.write(#","priority":"#)
+                    line.writeInteger(notification.priority.rawValue)
+                    switch notification.format {
+                    case .simple: line.write(#","format":"simple""#)
+                    case .enhanced: line.write(#","format":"enhanced""#)
+                    case .frame: line.write(#","format":"frame""#)
+                    case .http2: line.write(#","format":"http2""#)
+                    }
+                    line.write(UnsafeBufferPointer(rebasing: rare[payloadEnd...]))
+                }
+                line.write(#","receivedAt":""#)
+                line.write(timestamps.prefix)
+                Timestamp.Writer.writeFraction(micros, to: line.pointer)
+                line.pointer += Timestamp.Writer.fractionCount
+                line.write("\"")
+                line.write(connectionMembers)
+                let count = line.pointer - buffer.baseAddress!
+                assert(count <= capacity, "a log line overran the space sized for it")
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+            }
+        }
+
+        /// Room for everything `append` writes besides the parts it counts: the member names
+        /// and punctuation (under 130 bytes), four integers of up to 20 characters and the
+        /// timestamp's fraction.
+        private static let fixedCapacity = 256
+
+        /// A write position in memory sized beforehand for the whole line.
+        private struct LineCursor {
+            var pointer: UnsafeMutablePointer<UInt8>
+
+            init(_ pointer: UnsafeMutablePointer<UInt8>) {
+                self.pointer = pointer
+            }
+
+            mutating func write(_ text: StaticString) {
+                pointer.initialize(from: text.utf8Start, count: text.utf8CodeUnitCount)
+                pointer += text.utf8CodeUnitCount
+            }
+
+            mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+                guard let base = bytes.baseAddress else { return }
+                pointer.initialize(from: base, count: bytes.count)
+                pointer += bytes.count
+            }
+
+            mutating func write(_ bytes: [UInt8]) {
+                bytes.withUnsafeBufferPointer { write($0) }
+            }
+
+            /// Decimal digits, counted first and then formed right to left in place, two at a
+            /// time.
+            mutating func writeInteger(_ value: Int) {
+                if value < 0 {
+                    pointer.initialize(to: UInt8(ascii: "-"))
+                    pointer += 1
+                }
+                var remaining = value.magnitude
+                var count = 1
+                var bound: UInt = 10
+                while remaining >= bound {
+                    count += 1
+                    guard count < 20 else { break }
+                    bound &*= 10
+                }
+                let pairs: StaticString = """
+                    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+                    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+                    8081828384858687888990919293949596979899
+                    """
+                let table = pairs.utf8Start
+                var position = count
+                while remaining >= 10 {
+                    let pair = Int(remaining % 100) * 2
+                    remaining /= 100
+                    position -= 2
+                    (pointer + position).initialize(to: table[pair])
+                    (pointer + position + 1).initialize(to: table[pair + 1])
+                }
+                if position > 0 {
+                    pointer.initialize(to: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining))
+                }
+                pointer += count
+            }
+
+            /// The bytes as lowercase hex digits.
+            mutating func writeHex(_ bytes: [UInt8]) {
+                let digits: StaticString = "0123456789abcdef"
+                let table = digits.utf8Start
+                bytes.withUnsafeBufferPointer { bytes in
+                    for byte in bytes {
+                        pointer[0] = table[Int(byte >> 4)]
+                        pointer[1] = table[Int(byte & 0x0F)]
+                        pointer += 2
+                    }
+                }
+            }
+        }
+
+        /// The payload member's value when the payload is not a one-line JSON object (which is
+        /// copied as it came: checking it is many times faster than parsing and writing it
+        /// again), and the members that explain a payload that is not JSON.
+        private static func writePayloadFallback(_ payload: Payload, to output: inout [UInt8]) {
+            if let json = payload.json, payload.parseError == nil {
+                JSONWriter(sortedKeys: false).write(json, to: &output)
+                return
+            }
+            JSONWriter.append("null", to: &output)
+            if let text = payload.text {
+                JSONWriter.append(#","payloadText":"#, to: &output)
+                JSONWriter.writeString(text, to: &output)
+            } else {
+                JSONWriter.append(#","payloadBase64":"#, to: &output)
+                JSONWriter.writeString(payload.data.base64EncodedString(), to: &output)
+            }
+            JSONWriter.append(#","payloadError":"#, to: &output)
+            JSONWriter.writeString(payload.parseError.map { "\($0)" } ?? "not valid JSON", to: &output)
+        }
+
+        private static func writeHTTP2(_ http2: HTTP2Fields, to output: inout [UInt8]) {
+            JSONWriter.append(#","apnsID":"#, to: &output)
+            JSONWriter.writeString(http2.apnsID, to: &output)
+            JSONWriter.append(#","topic":"#, to: &output)
+            writeOptional(http2.topic, to: &output)
+            JSONWriter.append(#","pushType":"#, to: &output)
+            writeOptional(http2.pushType?.rawValue, to: &output)
+            JSONWriter.append(#","collapseID":"#, to: &output)
+            writeOptional(http2.collapseID, to: &output)
             if let token = http2.providerToken {
-                object.string("keyID", token.keyID)
-                object.string("teamID", token.teamID)
+                JSONWriter.append(#","keyID":"#, to: &output)
+                JSONWriter.writeString(token.keyID, to: &output)
+                JSONWriter.append(#","teamID":"#, to: &output)
+                JSONWriter.writeString(token.teamID, to: &output)
             }
         }
-        object.string("receivedAt", Timestamp.rfc3339(receivedAt))
-        object.int("connection", connection.id)
-        object.string("peer", connection.peer)
-        if let certificate = connection.clientCertificate {
-            object.string("clientSubject", certificate.subject)
-            if let topic = certificate.topic { object.string("clientTopic", topic) }
+
+        /// The members from `connection` on, the closing brace and the line feed.
+        private static func writeConnection(_ connection: ConnectionInfo, to output: inout [UInt8]) {
+            JSONWriter.append(#","connection":"#, to: &output)
+            JSONWriter.writeInteger(connection.id, to: &output)
+            JSONWriter.append(#","peer":"#, to: &output)
+            JSONWriter.writeString(connection.peer, to: &output)
+            if let certificate = connection.clientCertificate {
+                JSONWriter.append(#","clientSubject":"#, to: &output)
+                JSONWriter.writeString(certificate.subject, to: &output)
+                if let topic = certificate.topic {
+                    JSONWriter.append(#","clientTopic":"#, to: &output)
+                    JSONWriter.writeString(topic, to: &output)
+                }
+            }
+            JSONWriter.append("}\n", to: &output)
         }
-        output = object.bytes
-    }
-}
 
-/// Writes one JSON object's members straight into bytes, for the records written per event.
-struct JSONMembers {
-    private(set) var bytes: [UInt8]
-    private var isEmpty = true
-
-    /// An object appended to `bytes`; `bytes` holds the closing brace after every member.
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-        self.bytes.append(UInt8(ascii: "{"))
-        self.bytes.append(UInt8(ascii: "}"))
-    }
-
-    private mutating func key(_ name: String) {
-        bytes.removeLast()
-        if !isEmpty { bytes.append(UInt8(ascii: ",")) }
-        isEmpty = false
-        JSONWriter.writeString(name, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-    }
-
-    private mutating func close() {
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    mutating func string(_ name: String, _ value: String) {
-        key(name)
-        JSONWriter.writeString(value, to: &bytes)
-        close()
-    }
-
-    mutating func optionalString(_ name: String, _ value: String?) {
-        if let value { string(name, value) } else { self.value(name, .null) }
-    }
-
-    mutating func int(_ name: String, _ value: Int) {
-        key(name)
-        JSONWriter.writeInteger(value, to: &bytes)
-        close()
-    }
-
-    mutating func optionalInt(_ name: String, _ value: Int?) {
-        if let value { int(name, value) } else { self.value(name, .null) }
-    }
-
-    mutating func value(_ name: String, _ value: JSONValue) {
-        key(name)
-        JSONWriter(sortedKeys: false).write(value, to: &bytes)
-        close()
-    }
-
-    /// A member whose value the caller writes as valid JSON text.
-    mutating func raw(_ name: String, _ write: (inout [UInt8]) -> Void) {
-        key(name)
-        write(&bytes)
-        close()
+        private static func writeOptional(_ string: String?, to output: inout [UInt8]) {
+            if let string {
+                JSONWriter.writeString(string, to: &output)
+            } else {
+                JSONWriter.append("null", to: &output)
+            }
+        }
     }
 }
