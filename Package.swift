@@ -58,7 +58,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fake-apns-bench",
-            dependencies: ["FakeAPNs"],
+            dependencies: ["FakeAPNs", "COpenSSL"],
             path: "Sources/fake-apns-bench",
             swiftSettings: strictSettings
         ),

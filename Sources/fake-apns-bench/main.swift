@@ -9,36 +9,55 @@ import Musl
 import Darwin
 #endif
 
-/// fake-apns-bench: the ingest benchmark's server side.
+/// fake-apns-bench: the in-process side of `Scripts/bench.sh`. Each mode prints one JSON line
+/// last on standard output and exits 0, or exits 1 with a message on standard error.
 ///
-/// Starts a `FakeAPNsServer` (binary gateway, or with `--http2` the HTTP/2 provider API;
-/// built-in test identity), prints the bound port
-/// on the first line of standard output, then pops notifications from the library's queue in
-/// batches (so memory stays flat) until `--count` have been decoded and queued. It then prints
-/// one JSON line and exits 0; after `--timeout` seconds without reaching the count it exits 1
-/// with a message on standard error. `Scripts/bench.sh` drives it and times it from outside.
-///
-/// Every popped notification is checked: identifiers must run 1, 2, 3, ... in order (one
-/// connection, the benchmark file's identifiers), so what is counted was really decoded.
+/// - Ingest (the default, or `--http2`): starts a `FakeAPNsServer` (binary gateway, or the
+///   HTTP/2 provider API; built-in test identity), prints the bound port on the first line,
+///   then pops notifications from the library's queue in batches (so memory stays flat) until
+///   `--count` have been decoded and queued. Every popped binary notification is checked:
+///   with one connection identifiers must run 1, 2, 3, ... in order; with `--connections N`
+///   each connection's identifiers must run on by one from its first, every identifier
+///   1...count must arrive exactly once, over exactly N connections.
+/// - `--latency`: send-to-pop round trips, one notification at a time, over the binary gateway
+///   and the HTTP/2 provider API, next to a bare TLS ping-pong of the same frame.
+/// - `--start`: from starting a `FakeAPNsServer` to the first notification popped, next to
+///   setting up bare TLS on a fresh port and carrying the same frame once.
+/// - `--memory`: prints the port, lets `--count` notifications be stored (never popped) and
+///   reports the growth of its resident memory.
+
+enum BenchMode { case ingest, latency, start, memory }
 
 struct BenchOptions {
+    var mode = BenchMode.ingest
     var host = "127.0.0.1"
     var port = 0
-    var count = 1_000_000
+    var count: Int?
+    var warmup: Int?
+    var connections = 1
     var timeout = 120.0
     var checkIdentifiers = true
     var http2 = false
 
     static let usage = """
-        Usage: fake-apns-bench [--count N] [--port N] [--host HOST] [--timeout SECONDS] [--no-check] [--http2]
+        Usage: fake-apns-bench [--count N] [--connections N] [--port N] [--host HOST] [--timeout SECONDS]
+                               [--no-check] [--http2]
+               fake-apns-bench --latency [--count N] [--warmup N]
+               fake-apns-bench --start [--count N] [--warmup N]
+               fake-apns-bench --memory [--count N] [--timeout SECONDS]
 
-          --count N           Notifications to wait for (default 1000000).
-          --port N            Gateway port (default 0: a free one, printed on the first line).
+          --count N           Ingest: notifications to wait for (default 1000000). Latency: round
+                              trips of each kind (default 20000). Start: starts of each kind
+                              (default 50). Memory: notifications to store (default 100000).
+          --connections N     Ingest: the notifications come over N connections (default 1).
+          --warmup N          Latency, start: untimed rounds first (default 2000, 3).
+          --port N            Listening port (default 0: a free one, printed on the first line).
           --host HOST         Address to bind (default 127.0.0.1).
           --timeout SECONDS   Give up, exiting 1, after this long (default 120).
-          --no-check          Do not check that identifiers run 1...count in order.
+          --no-check          Do not check the identifiers.
           --http2             Listen with the HTTP/2 provider API instead of the binary gateway
                               (implies --no-check: HTTP/2 has no binary identifiers).
+          --latency, --start, --memory   The modes above.
         """
 
     static func parse(_ arguments: [String]) -> BenchOptions {
@@ -52,11 +71,19 @@ struct BenchOptions {
             guard let next = rest.popFirst() else { fail("\(name) needs a value") }
             return next
         }
+        func positive(_ name: String) -> Int {
+            guard let number = Int(value(name)), number > 0 else { fail("\(name) takes a positive integer") }
+            return number
+        }
         while let argument = rest.popFirst() {
             switch argument {
             case "--count":
-                guard let number = Int(value(argument)), number > 0 else { fail("--count takes a positive integer") }
-                options.count = number
+                options.count = positive(argument)
+            case "--warmup":
+                guard let number = Int(value(argument)), number >= 0 else { fail("--warmup takes an integer >= 0") }
+                options.warmup = number
+            case "--connections":
+                options.connections = positive(argument)
             case "--port":
                 guard let number = Int(value(argument)), (0...65535).contains(number) else {
                     fail("--port takes a port from 0 to 65535")
@@ -74,6 +101,12 @@ struct BenchOptions {
             case "--http2":
                 options.http2 = true
                 options.checkIdentifiers = false
+            case "--latency":
+                options.mode = .latency
+            case "--start":
+                options.mode = .start
+            case "--memory":
+                options.mode = .memory
             case "--help", "-h":
                 writeLine(usage)
                 exit(0)
@@ -85,114 +118,11 @@ struct BenchOptions {
     }
 }
 
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// Writes a line to standard output at once (unbuffered), so a driver reading the pipe sees it.
-func writeLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-func failAndExit(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("fake-apns-bench: \(message)\n".utf8))
-    exit(1)
-}
-
 let options = BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
-
-let server: FakeAPNsServer
-do {
-    server = try FakeAPNsServer.started(
-        configuration: options.http2
-            ? .init(host: options.host, gatewayPort: 0, feedbackPort: nil, http2Port: options.port)
-            : .init(host: options.host, gatewayPort: options.port, feedbackPort: nil, http2Port: nil))
-} catch {
-    failAndExit("could not start the server: \(error)")
+switch options.mode {
+case .ingest: runIngest(options)
+case .latency: runLatency(options)
+case .start: runStart(options)
+case .memory: runMemory(options)
 }
-
-writeLine(String(options.http2 ? server.http2Port : server.gatewayPort))
-
-/// The next batch from the queue, or nil when none arrived within `seconds`.
-func popBatch<Element>(from mailbox: Mailbox<Element>, waitingAtMost seconds: Double) -> [Element]? {
-    do {
-        return try mailbox.popAll(timeout: .milliseconds(Int(seconds * 1000) + 1))
-    } catch is MailboxTimeout {
-        return nil
-    } catch {
-        failAndExit("popping failed: \(error)")
-    }
-}
-
-let startedAt = monotonicSeconds()
-let deadline = startedAt + options.timeout
-var received = 0
-var batches = 0
-var largestBatch = 0
-var expectedIdentifier: UInt32 = 1
-var firstReceivedAt: Date?
-var lastReceivedAt: Date?
-var firstPoppedAt = 0.0
-var lastPoppedAt = 0.0
-
-while received < options.count {
-    let remaining = deadline - monotonicSeconds()
-    if remaining <= 0 {
-        failAndExit(
-            "timed out after \(options.timeout) s: \(received) of \(options.count) notifications arrived "
-                + "(\(server.notifications.totalArrived) queued in all)")
-    }
-    guard let batch = popBatch(from: server.notifications, waitingAtMost: min(remaining, 1)) else { continue }
-    let now = monotonicSeconds()
-    if firstReceivedAt == nil {
-        firstReceivedAt = batch.first?.receivedAt
-        firstPoppedAt = now
-    }
-    lastReceivedAt = batch.last?.receivedAt
-    lastPoppedAt = now
-    if options.checkIdentifiers {
-        for notification in batch {
-            guard notification.identifier == expectedIdentifier else {
-                failAndExit(
-                    "notification \(received + 1) has identifier \(notification.identifier), expected "
-                        + "\(expectedIdentifier)")
-            }
-            expectedIdentifier &+= 1
-        }
-    }
-    received += batch.count
-    batches += 1
-    largestBatch = max(largestBatch, batch.count)
-}
-
-let receivedSpan = lastReceivedAt!.timeIntervalSince(firstReceivedAt!)
-let poppedSpan = lastPoppedAt - firstPoppedAt
-func rate(_ count: Int, _ seconds: Double) -> Double {
-    seconds > 0 ? (Double(count) / seconds).rounded() : 0
-}
-let report: [String: Any] = [
-    "count": options.count,
-    "received": received,
-    "total_arrived": server.notifications.totalArrived,
-    "batches": batches,
-    "largest_batch": largestBatch,
-    "identifiers_checked": options.checkIdentifiers,
-    "first_to_last_received_seconds": receivedSpan,
-    "received_per_second": rate(received, receivedSpan),
-    "first_to_last_popped_seconds": poppedSpan,
-    "popped_per_second": rate(received, poppedSpan),
-    "listening_seconds": lastPoppedAt - startedAt,
-]
-do {
-    let json = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
-    writeLine(String(decoding: json, as: UTF8.self))
-} catch {
-    failAndExit("could not encode the report: \(error)")
-}
-if received != options.count {
-    failAndExit("received \(received) notifications, expected exactly \(options.count)")
-}
-server.stop()
 exit(0)
