@@ -42,7 +42,7 @@ if grep -qE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitiz
     echo "sanitizers: $SANITIZER sanitizer reported problems; see $LOG" >&2
     status=1
 fi
-if grep -qE "with [1-9][0-9]* failures|error: Process .* exited" "$LOG"; then
+if grep -qE "with [1-9][0-9]* failures?|error: Process .* exited" "$LOG"; then
     echo "sanitizers: tests failed under the $SANITIZER sanitizer; see $LOG" >&2
     status=1
 fi

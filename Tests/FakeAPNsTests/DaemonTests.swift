@@ -86,7 +86,7 @@ final class DaemonTests: XCTestCase {
         let idle = try RawConnection(port: port)
         let stalled = try TLSClient(host: "127.0.0.1", port: port)
         try stalled.send([1, 0, 0])
-        XCTAssertEqual(daemon.stop(signal: SIGTERM, timeout: .seconds(1)), 0)
+        XCTAssertEqual(daemon.stop(signal: SIGTERM, timeout: .seconds(3)), 0)
         let again = try FakeAPNsServer.started(configuration: .init(gatewayPort: port))
         again.stop()
         withExtendedLifetime((idle, stalled)) {}
@@ -94,7 +94,7 @@ final class DaemonTests: XCTestCase {
 
     func testSIGINTExitsZero() throws {
         let (daemon, _) = try startedDaemon()
-        XCTAssertEqual(daemon.stop(signal: SIGINT, timeout: .seconds(1)), 0)
+        XCTAssertEqual(daemon.stop(signal: SIGINT, timeout: .seconds(3)), 0)
     }
 
     func testClientCertificatesCanBeRequired() throws {
@@ -251,7 +251,7 @@ final class DaemonTests: XCTestCase {
                        "After reset")
         XCTAssertTrue(try api("GET", "/metrics").status == 200)
 
-        XCTAssertEqual(daemon.stop(signal: SIGTERM, timeout: .seconds(1)), 0)
+        XCTAssertEqual(daemon.stop(signal: SIGTERM, timeout: .seconds(3)), 0)
     }
 
     func testBadAuthModeExits64() throws {
