@@ -43,6 +43,18 @@ static body_source *copy_body(const uint8_t *data, size_t length) {
     return body;
 }
 
+int fakeapns_h2_session_new(nghttp2_session **session, const nghttp2_session_callbacks *callbacks,
+                            void *user_data, int server) {
+    if (!server) return nghttp2_session_client_new(session, callbacks, user_data);
+    nghttp2_option *option;
+    int result = nghttp2_option_new(&option);
+    if (result != 0) return result;
+    nghttp2_option_set_max_deflate_dynamic_table_size(option, 0);
+    result = nghttp2_session_server_new2(session, callbacks, user_data, option);
+    nghttp2_option_del(option);
+    return result;
+}
+
 long fakeapns_h2_mem_send(nghttp2_session *session, const uint8_t **data) {
 #if NGHTTP2_VERSION_NUM >= 0x013c00
     return (long)nghttp2_session_mem_send2(session, data);
@@ -84,6 +96,25 @@ int fakeapns_h2_submit_response(nghttp2_session *session, int32_t stream_id, con
         free(source);
     }
     return result;
+}
+
+int fakeapns_h2_submit_accepted(nghttp2_session *session, int32_t stream_id, const uint8_t *apns_id,
+                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length) {
+    static uint8_t status_name[] = ":status", status_value[] = "200";
+    static uint8_t id_name[] = "apns-id", unique_name[] = "apns-unique-id";
+    /* The names and the status live as long as the program: nghttp2 need not copy them. */
+    const uint8_t static_flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
+    nghttp2_nv nva[3] = {
+        {status_name, status_value, sizeof status_name - 1, sizeof status_value - 1, static_flags},
+        {id_name, (uint8_t *)apns_id, sizeof id_name - 1, apns_id_length, NGHTTP2_NV_FLAG_NO_COPY_NAME},
+        {unique_name, (uint8_t *)unique_id, sizeof unique_name - 1, unique_id_length, NGHTTP2_NV_FLAG_NO_COPY_NAME},
+    };
+    size_t count = unique_id != NULL ? 3 : 2;
+#if NGHTTP2_VERSION_NUM >= 0x013c00
+    return nghttp2_submit_response2(session, stream_id, nva, count, NULL);
+#else
+    return nghttp2_submit_response(session, stream_id, nva, count, NULL);
+#endif
 }
 
 int32_t fakeapns_h2_submit_request(nghttp2_session *session, const nghttp2_nv *nva, size_t nvlen,

@@ -7,6 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// Creates a server or client session. A server's HPACK encoder uses no dynamic table: every
+/// answer carries a fresh random `apns-id` (and `apns-unique-id`), which indexing would add to
+/// the table only to evict older entries, never to be referenced again. That churn was about
+/// half of what nghttp2 spent sending an answer. Header fields are then sent as literals
+/// without indexing (`:status` still from the static table); what a client decodes is the
+/// same.
+int fakeapns_h2_session_new(nghttp2_session **session, const nghttp2_session_callbacks *callbacks,
+                            void *user_data, int server);
+
 /// Bytes nghttp2 wants to send next (0: nothing); negative: an nghttp2 error code.
 long fakeapns_h2_mem_send(nghttp2_session *session, const uint8_t **data);
 
@@ -17,6 +26,13 @@ long fakeapns_h2_mem_recv(nghttp2_session *session, const uint8_t *in, size_t le
 /// the HEADERS frame ends the stream.
 int fakeapns_h2_submit_response(nghttp2_session *session, int32_t stream_id, const nghttp2_nv *nva,
                                 size_t nvlen, const uint8_t *body, size_t body_length);
+
+/// Submits the answer to an accepted notification, `:status: 200` and `apns-id`, plus
+/// `apns-unique-id` when `unique_id` is not NULL; the HEADERS frame ends the stream. The
+/// values are copied; the header names are static. Fields in that order, as a general
+/// response with the same list would send them.
+int fakeapns_h2_submit_accepted(nghttp2_session *session, int32_t stream_id, const uint8_t *apns_id,
+                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length);
 
 /// Submits a request with an optional body (copied); returns the stream id or a negative error.
 int32_t fakeapns_h2_submit_request(nghttp2_session *session, const nghttp2_nv *nva, size_t nvlen,

@@ -45,7 +45,7 @@ final class HTTP2Client: HTTP2SessionDelegate {
             host: host, port: port, trustedCAsPEM: trustedCAsPEM, identity: identity, readTimeout: timeout,
             offerHTTP2: offerALPN)
         authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        session = try NGHTTP2Session(server: false, delegate: self)
+        session = try NGHTTP2Session(server: false, delegate: WeakDelegate(self))
         session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), 1000)])
     }
 
@@ -104,7 +104,9 @@ final class HTTP2Client: HTTP2SessionDelegate {
 
     func streamBegan(_ stream: Int32) {}
 
-    func header(_ stream: Int32, name: String, value: String) {
+    func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let name = String(decoding: name, as: UTF8.self)
+        let value = String(decoding: value, as: UTF8.self)
         if name == ":status" {
             responses[stream]?.status = Int(value) ?? 0
         } else {
@@ -127,5 +129,25 @@ final class HTTP2Client: HTTP2SessionDelegate {
         goAway = (lastStream, errorCode, debugData)
         // Streams the server will never process end now.
         for stream in open where stream > lastStream { open.remove(stream) }
+    }
+}
+
+/// Passes a session's events on to a client without keeping it alive: the client holds its
+/// session, which holds its delegate strongly.
+private final class WeakDelegate: HTTP2SessionDelegate {
+    private weak var client: HTTP2Client?
+
+    init(_ client: HTTP2Client) { self.client = client }
+
+    func streamBegan(_ stream: Int32) { client?.streamBegan(stream) }
+    func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        client?.header(stream, name: name, value: value)
+    }
+    func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) { client?.data(stream, bytes) }
+    func headersEnded(_ stream: Int32, endsStream: Bool) { client?.headersEnded(stream, endsStream: endsStream) }
+    func streamEnded(_ stream: Int32) { client?.streamEnded(stream) }
+    func streamClosed(_ stream: Int32, errorCode: UInt32) { client?.streamClosed(stream, errorCode: errorCode) }
+    func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {
+        client?.goAwayReceived(lastStream: lastStream, errorCode: errorCode, debugData: debugData)
     }
 }

@@ -27,21 +27,22 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     private let connection: TLSListener.Connection
     private let context: HTTP2Context
-    private var session: NGHTTP2Session!
-    private var streams: [Int32: StreamState] = [:]
-    private var batch: [PushNotification] = []
-    private var tokens: ProviderTokenSession
-    private var uuids = RandomUUID()
-    private var streamsOpened = false
-    private var closeAfterFlush = false
-    private var closeNow = false
-
-    private struct StreamState {
-        var headers: [(name: String, value: String)] = []
-        var headerBytes = 0
-        var body: [UInt8] = []
-        var bodySize = 0
-    }
+    // Only the connection's thread touches what follows, several times per request:
+    // `@exclusivity(unchecked)` spares each access the runtime's exclusivity check.
+    @exclusivity(unchecked) private var session: NGHTTP2Session!
+    /// Requests whose header block or body is still arriving.
+    @exclusivity(unchecked) private var streams = HTTP2StreamTable()
+    /// The stream whose header block arrives now (0: none) and its slot in `streams`: a
+    /// header block comes whole, so its fields go straight to the slot.
+    @exclusivity(unchecked) private var headerBlock: (stream: Int32, slot: Int) = (0, 0)
+    @exclusivity(unchecked) private var batch: [PushNotification] = []
+    /// What nghttp2 sends next, reused from one round to the next.
+    @exclusivity(unchecked) private var output: [UInt8] = []
+    @exclusivity(unchecked) private var tokens: ProviderTokenSession
+    @exclusivity(unchecked) private var uuids = RandomUUID()
+    @exclusivity(unchecked) private var streamsOpened = false
+    @exclusivity(unchecked) private var closeAfterFlush = false
+    @exclusivity(unchecked) private var closeNow = false
 
     init(connection: TLSListener.Connection, context: HTTP2Context) {
         self.connection = connection
@@ -56,6 +57,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         } catch {
             return
         }
+        // The session holds this connection strongly: dropping it ends the cycle.
+        defer { session = nil }
         let tokenAuthentication = if case .token = context.authentication { true } else { false }
         // As APNs: with token authentication one stream until a request succeeds.
         session.submitSettings([
@@ -95,10 +98,11 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         context.notifications.append(moving: &batch)
     }
 
-    /// Writes whatever nghttp2 has queued; false when the connection is gone.
+    /// Writes whatever nghttp2 has queued, in one TLS write; false when the connection is gone.
     private func flush() -> Bool {
         do {
-            let output = try session.takeOutput()
+            output.removeAll(keepingCapacity: true)
+            try session.takeOutput(appendingTo: &output)
             if !output.isEmpty { try connection.stream.write(output) }
             return true
         } catch {
@@ -108,39 +112,49 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     // MARK: - Session events
 
+    /// A header block begins: a request's, or trailers, which start the stream's request
+    /// afresh (only their fields count, and no body).
     func streamBegan(_ stream: Int32) {
-        streams[stream] = StreamState()
+        headerBlock = (stream, streams.insert(stream))
     }
 
-    func header(_ stream: Int32, name: String, value: String) {
-        guard let state = streams[stream], state.headers.count < Self.headerLimit,
-            state.headerBytes + name.utf8.count + value.utf8.count <= Self.headerBytesLimit
-        else { return }
-        streams[stream]!.headerBytes += name.utf8.count + value.utf8.count
-        streams[stream]!.headers.append((name, value))
+    func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard stream == headerBlock.stream else { return }
+        // A block split over several reads may see other streams close in between, which
+        // can move entries in the table: then the stream is looked up again.
+        if streams.stream(at: headerBlock.slot) != stream {
+            guard let slot = streams.slot(of: stream) else { return }
+            headerBlock.slot = slot
+        }
+        streams[headerBlock.slot].addHeader(
+            name: name, value: value, countLimit: Self.headerLimit, bytesLimit: Self.headerBytesLimit)
+    }
+
+    func headersEnded(_ stream: Int32, endsStream: Bool) {
+        headerBlock = (0, 0)
     }
 
     func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard streams[stream] != nil else { return }
-        streams[stream]!.bodySize += bytes.count
-        if streams[stream]!.body.count + bytes.count <= bodyLimit {
-            streams[stream]!.body.append(contentsOf: bytes)
-        }
+        guard let slot = streams.slot(of: stream) else { return }
+        streams[slot].append(bytes, limit: bodyLimit)
     }
 
     func streamEnded(_ stream: Int32) {
-        guard let state = streams[stream] else { return }
-        handle(stream, HTTP2Request(headers: state.headers, body: state.body), bodySize: state.bodySize)
+        guard let slot = streams.slot(of: stream) else { return }
+        var request = streams.remove(at: slot)
+        request.body.withUnsafeBytes { handle(stream, request.fields, body: $0, bodySize: request.bodySize) }
+        streams.recycle(&request.body)
     }
 
     func streamClosed(_ stream: Int32, errorCode: UInt32) {
-        streams[stream] = nil
+        if streams.count > 0, let slot = streams.slot(of: stream) {
+            _ = streams.remove(at: slot)
+        }
     }
 
     // MARK: - Requests
 
-    private func handle(_ stream: Int32, _ request: HTTP2Request, bodySize: Int) {
-        let info = connection.info
+    private func handle(_ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int) {
         let topics: TopicAuthority
         switch context.authentication {
         case .none:
@@ -148,24 +162,24 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .token:
             topics = .token
         case .certificate:
-            guard let certificate = info.clientCertificate else {
-                return refuse(stream, request, .missingProviderToken, "no client certificate and certificate authentication is on")
+            guard let certificate = connection.info.clientCertificate else {
+                return refuse(stream, fields, body, .missingProviderToken, "no client certificate and certificate authentication is on")
             }
             if !certificate.environments.isEmpty && !certificate.environments.contains(context.policy.environment) {
-                return refuse(stream, request, .badCertificateEnvironment,
+                return refuse(stream, fields, body, .badCertificateEnvironment,
                               "the certificate is for \(certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")); this server plays \(context.policy.environment)")
             }
             topics = .certificate(topics: certificate.topics)
         }
         var validated: ValidatedRequest
-        switch context.validator.validate(request, topics: topics, newID: { uuids.next() }) {
+        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }) {
         case .rejected(let reason, let detail):
-            return refuse(stream, request, reason, detail)
+            return refuse(stream, fields, body, reason, detail)
         case .accepted(let accepted):
             validated = accepted
         }
         if bodySize > validated.payload.bytes.count {
-            return refuse(stream, request, .payloadTooLarge, "the body of \(bodySize) bytes is over the limit")
+            return refuse(stream, fields, body, .payloadTooLarge, "the body of \(bodySize) bytes is over the limit")
         }
 
         var claims: ProviderTokenClaims?
@@ -173,43 +187,50 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             let now = context.clock()
             switch tokens.authenticate(authorization: validated.authorization, verifier: verifier, now: now) {
             case .failure(let failure):
-                return refuse(stream, request, failure.reason, failure.detail, validated: validated)
+                return refuse(stream, fields, body, failure.reason, failure.detail, validated: validated)
             case .success(let verified):
                 claims = verified
             }
         }
 
-        let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
-        let verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic) { duration in
-            deliver()
-            _ = flush()
-            return connection.listener.pause(duration)
+        // With no fault rule and an open, empty registry the policy accepts everything: one
+        // atomic load instead of asking it, as the binary gateway does.
+        let verdict: Policy.Verdict
+        if context.policy.isActive {
+            let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
+            verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic) { duration in
+                deliver()
+                _ = flush()
+                return connection.listener.pause(duration)
+            }
+        } else {
+            verdict = .accept
         }
         switch verdict {
         case .accept, .registry(.accept):
             accept(stream, validated, claims: claims)
         case .registry(.unknownToken(let detail)), .registry(.otherEnvironment(let detail)):
-            refuse(stream, request, .badDeviceToken, detail, validated: validated, cause: .registry)
+            refuse(stream, fields, body, .badDeviceToken, detail, validated: validated, cause: .registry)
         case .registry(.otherTopic(let detail)):
-            refuse(stream, request, .deviceTokenNotForTopic, detail, validated: validated, cause: .registry)
+            refuse(stream, fields, body, .deviceTokenNotForTopic, detail, validated: validated, cause: .registry)
         case .registry(.unregistered(let date)):
-            refuse(stream, request, .unregistered, "the app was uninstalled from this device at \(Timestamp.rfc3339(date))",
+            refuse(stream, fields, body, .unregistered, "the app was uninstalled from this device at \(Timestamp.rfc3339(date))",
                    validated: validated, cause: .registry, unregisteredAt: date)
         case .fault(let rule, .reject(let status)):
-            refuse(stream, request, APNsReason(binaryStatus: status), "fault rule: \(rule)", validated: validated, cause: .fault)
+            refuse(stream, fields, body, APNsReason(binaryStatus: status), "fault rule: \(rule)", validated: validated, cause: .fault)
         case .fault(let rule, .respond(let reason)):
-            refuse(stream, request, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
+            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
         case .fault(let rule, .goAway(let reason)):
-            refuse(stream, request, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
+            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
             session.submitGoAway(
                 lastStream: stream, errorCode: 0, debugData: Array(#"{"reason":"\#(reason.rawValue)"}"#.utf8))
             closeAfterFlush = true
         case .fault(let rule, .resetStream):
-            record(request, validated: validated, reason: nil, label: "Stream reset", detail: "fault rule: \(rule)", cause: .fault,
+            record(body, validated: validated, reason: nil, label: "Stream reset", detail: "fault rule: \(rule)", cause: .fault,
                    responseSent: false, closed: false)
             session.submitReset(stream, errorCode: 7)
         case .fault(let rule, .closeConnection):
-            record(request, validated: validated, reason: nil, label: "Connection closed", detail: "fault rule: \(rule)",
+            record(body, validated: validated, reason: nil, label: "Connection closed", detail: "fault rule: \(rule)",
                    cause: .fault, responseSent: false, closed: true)
             closeNow = true
         case .fault(_, .delay), .stopped:
@@ -217,7 +238,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         }
     }
 
-    private func accept(_ stream: Int32, _ validated: ValidatedRequest, claims: ProviderTokenClaims?) {
+    private func accept(_ stream: Int32, _ validated: consuming ValidatedRequest, claims: ProviderTokenClaims?) {
         batch.append(PushNotification(
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
@@ -225,11 +246,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             http2: PushNotification.HTTP2Fields(
                 apnsID: validated.apnsID, topic: validated.topic, pushType: validated.pushType,
                 collapseID: validated.collapseID, providerToken: claims)))
-        var headers = [(":status", "200"), ("apns-id", validated.apnsID)]
         if context.policy.environment == .sandbox {
-            headers.append(("apns-unique-id", uuids.next()))
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RandomUUID.length) { uniqueID in
+                uuids.next(into: uniqueID)
+                session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: UnsafeBufferPointer(uniqueID))
+            }
+        } else {
+            session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: nil)
         }
-        session.submitResponse(stream, headers: headers, body: [])
         if !streamsOpened {
             streamsOpened = true
             session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), Self.openStreamLimit)])
@@ -238,30 +262,31 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     /// Answers Apple's error response and records the refusal.
     private func refuse(
-        _ stream: Int32, _ request: HTTP2Request, _ reason: APNsReason, _ detail: String,
-        validated: ValidatedRequest? = nil, cause: Rejection.Cause = .malformed, unregisteredAt: Date? = nil
+        _ stream: Int32, _ fields: RequestHeaderFields, _ body: UnsafeRawBufferPointer, _ reason: APNsReason,
+        _ detail: String, validated: ValidatedRequest? = nil, cause: Rejection.Cause = .malformed,
+        unregisteredAt: Date? = nil
     ) {
-        let apnsID = validated?.apnsID ?? request.clientAPNsID ?? uuids.next()
-        var body = #"{"reason":"\#(reason.rawValue)""#
+        let apnsID = validated?.apnsID ?? fields.clientAPNsID ?? uuids.next()
+        var answer = #"{"reason":"\#(reason.rawValue)""#
         if let unregisteredAt {
-            body += #","timestamp":\#(Int64((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down)))"#
+            answer += #","timestamp":\#(Int64((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down)))"#
         }
-        body += "}"
+        answer += "}"
         session.submitResponse(
             stream, headers: [(":status", String(reason.status)), ("content-type", "application/json"), ("apns-id", apnsID)],
-            body: Array(body.utf8))
-        record(request, validated: validated, reason: reason, label: nil, detail: detail, cause: cause,
+            body: Array(answer.utf8))
+        record(body, validated: validated, reason: reason, label: nil, detail: detail, cause: cause,
                responseSent: true, closed: false, apnsID: apnsID, unregisteredAt: unregisteredAt)
     }
 
     private func record(
-        _ request: HTTP2Request, validated: ValidatedRequest?, reason: APNsReason?, label: String?, detail: String,
+        _ body: UnsafeRawBufferPointer, validated: ValidatedRequest?, reason: APNsReason?, label: String?, detail: String,
         cause: Rejection.Cause, responseSent: Bool, closed: Bool, apnsID: String? = nil, unregisteredAt: Date? = nil
     ) {
         context.rejections.append(Rejection(
             apnsReason: reason, reason: label, detail: detail, cause: cause, responseSent: responseSent,
             connectionClosed: closed, deviceToken: validated?.deviceToken,
-            payload: validated?.payload ?? (request.body.isEmpty ? nil : Payload(bytes: request.body)),
+            payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, unregisteredAt: unregisteredAt,
             connection: connection.info))
     }

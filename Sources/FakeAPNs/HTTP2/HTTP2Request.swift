@@ -5,10 +5,11 @@
 ///
 /// `headers` holds **every** field of the request's header block in arrival order,
 /// pseudo-headers (`:method`, `:scheme`, `:authority`, `:path`) included, repeats included:
-/// the transport appends one entry per nghttp2 `on_header` call of the request's first
-/// HEADERS block (not of trailers). Keeping repeats and pseudo-headers in the one list is what
-/// lets the validator answer `DuplicateHeaders` for a repeated `:path` as for a repeated
-/// `apns-topic`. ``method`` and ``path`` read the first `:method` and `:path` from it.
+/// what the transport sees, one entry per nghttp2 `on_header` call. Keeping repeats and
+/// pseudo-headers in the one list is what lets the validator answer `DuplicateHeaders` for a
+/// repeated `:path` as for a repeated `apns-topic`. ``method`` and ``path`` read the first
+/// `:method` and `:path` from it. The transport itself never builds this list: it feeds each
+/// field to ``RequestHeaderFields`` as it arrives, which the validator reads the same way.
 ///
 /// Names should be lowercase, as HTTP/2 requires (nghttp2 resets streams that break this);
 /// the validator compares them ASCII-case-insensitively anyway. Values are kept exactly as

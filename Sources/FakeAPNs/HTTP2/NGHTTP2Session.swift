@@ -5,8 +5,9 @@ internal import CNGHTTP2
 protocol HTTP2SessionDelegate: AnyObject {
     /// A stream's header block begins (a request on a server, a response on a client).
     func streamBegan(_ stream: Int32)
-    /// One header field of a stream's header block.
-    func header(_ stream: Int32, name: String, value: String)
+    /// One header field of a stream's header block, as raw bytes valid during the call (a
+    /// server turns into text only the fields it reads).
+    func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>)
     /// Body bytes of a stream.
     func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
     /// A complete header block arrived; `endsStream` when no body follows.
@@ -28,7 +29,11 @@ extension HTTP2SessionDelegate {
 /// with `takeOutput`, events to the delegate. Not thread-safe: one connection thread owns it.
 final class NGHTTP2Session {
     private var session: OpaquePointer?
-    private unowned let delegate: any HTTP2SessionDelegate
+    /// Whom the session reports to, held strongly so that a callback reaches it without a
+    /// reference count round trip (a dozen callbacks a request). That makes a cycle with an
+    /// owner that holds the session: the owner drops the session when done, or passes a
+    /// forwarder that holds it weakly.
+    private let delegate: any HTTP2SessionDelegate
 
     /// Header names are lowercase on the wire and header values bounded; nghttp2 checks both.
     init(server: Bool, delegate: any HTTP2SessionDelegate) throws {
@@ -36,9 +41,7 @@ final class NGHTTP2Session {
         let userData = Unmanaged.passUnretained(self).toOpaque()
         var created: OpaquePointer?
         let callbacks = Callbacks.shared.pointer
-        let result = server
-            ? nghttp2_session_server_new(&created, callbacks, userData)
-            : nghttp2_session_client_new(&created, callbacks, userData)
+        let result = fakeapns_h2_session_new(&created, callbacks, userData, server ? 1 : 0)
         guard result == 0, let created else {
             throw HTTP2Error("creating an HTTP/2 session: \(String(cString: nghttp2_strerror(result)))")
         }
@@ -61,6 +64,18 @@ final class NGHTTP2Session {
             body.withUnsafeBufferPointer { bytes in
                 _ = fakeapns_h2_submit_response(session, stream, nva, count, bytes.baseAddress, bytes.count)
             }
+        }
+    }
+
+    /// Queues the answer to an accepted notification: `:status: 200`, `apns-id`, and
+    /// `apns-unique-id` when given (36 bytes of text, or nil). The same HEADERS frame a
+    /// `submitResponse` with those three headers queues, without building the header list:
+    /// every accepted request is answered this way.
+    func submitAccepted(_ stream: Int32, apnsID: String, uniqueID: UnsafeBufferPointer<UInt8>?) {
+        var apnsID = apnsID
+        apnsID.withUTF8 { id in
+            _ = fakeapns_h2_submit_accepted(
+                session, stream, id.baseAddress, id.count, uniqueID?.baseAddress, uniqueID?.count ?? 0)
         }
     }
 
@@ -108,13 +123,20 @@ final class NGHTTP2Session {
     /// Everything nghttp2 wants to send now, in one buffer (empty when nothing).
     func takeOutput() throws -> [UInt8] {
         var output: [UInt8] = []
+        try takeOutput(appendingTo: &output)
+        return output
+    }
+
+    /// Appends everything nghttp2 wants to send now to `output`: a connection reuses one
+    /// buffer, and sends every frame of a round in one TLS write.
+    func takeOutput(appendingTo output: inout [UInt8]) throws {
         while true {
             var data: UnsafePointer<UInt8>?
             let length = fakeapns_h2_mem_send(session, &data)
             if length < 0 {
                 throw HTTP2Error("HTTP/2 send error: \(String(cString: nghttp2_strerror(Int32(length))))")
             }
-            guard length > 0, let data else { return output }
+            guard length > 0, let data else { return }
             output.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
         }
     }
@@ -126,8 +148,11 @@ final class NGHTTP2Session {
 
     // MARK: - nghttp2 callbacks
 
-    private static func owner(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
-        Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()
+    /// Calls `body` with the delegate of the session behind `userData`. nghttp2 calls back
+    /// only from inside `receive` or `takeOutput`, while the session's owner holds it, so
+    /// neither the session nor its delegate is retained for the call.
+    private static func withDelegate(_ userData: UnsafeMutableRawPointer?, _ body: (any HTTP2SessionDelegate) -> Void) {
+        Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { body($0.delegate) }
     }
 
     /// The callback table, made once for every session.
@@ -140,45 +165,48 @@ final class NGHTTP2Session {
             nghttp2_session_callbacks_new(&callbacks)
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
                 guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-                NGHTTP2Session.owner(userData).delegate.streamBegan(frame.pointee.hd.stream_id)
+                NGHTTP2Session.withDelegate(userData) { $0.streamBegan(frame.pointee.hd.stream_id) }
                 return 0
             }
             nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
                 guard let frame, let name, let value else { return 0 }
-                NGHTTP2Session.owner(userData).delegate.header(
-                    frame.pointee.hd.stream_id,
-                    name: String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self),
-                    value: String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self))
+                NGHTTP2Session.withDelegate(userData) {
+                    $0.header(
+                        frame.pointee.hd.stream_id,
+                        name: UnsafeBufferPointer(start: name, count: nameLength),
+                        value: UnsafeBufferPointer(start: value, count: valueLength))
+                }
                 return 0
             }
             nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
                 guard let data else { return 0 }
-                NGHTTP2Session.owner(userData).delegate.data(stream, UnsafeRawBufferPointer(start: data, count: length))
+                NGHTTP2Session.withDelegate(userData) { $0.data(stream, UnsafeRawBufferPointer(start: data, count: length)) }
                 return 0
             }
             nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
                 guard let frame else { return 0 }
-                let owner = NGHTTP2Session.owner(userData)
                 let header = frame.pointee.hd
                 let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-                switch UInt32(header.type) {
-                case NGHTTP2_HEADERS.rawValue:
-                    owner.delegate.headersEnded(header.stream_id, endsStream: endsStream)
-                    if endsStream { owner.delegate.streamEnded(header.stream_id) }
-                case NGHTTP2_DATA.rawValue:
-                    if endsStream { owner.delegate.streamEnded(header.stream_id) }
-                case NGHTTP2_GOAWAY.rawValue:
-                    let goAway = frame.pointee.goaway
-                    let debug = goAway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len)) } ?? []
-                    owner.delegate.goAwayReceived(lastStream: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debug)
-                default:
-                    break
+                NGHTTP2Session.withDelegate(userData) { delegate in
+                    switch UInt32(header.type) {
+                    case NGHTTP2_HEADERS.rawValue:
+                        delegate.headersEnded(header.stream_id, endsStream: endsStream)
+                        if endsStream { delegate.streamEnded(header.stream_id) }
+                    case NGHTTP2_DATA.rawValue:
+                        if endsStream { delegate.streamEnded(header.stream_id) }
+                    case NGHTTP2_GOAWAY.rawValue:
+                        let goAway = frame.pointee.goaway
+                        let debug = goAway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len)) } ?? []
+                        delegate.goAwayReceived(lastStream: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debug)
+                    default:
+                        break
+                    }
                 }
                 return 0
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, stream, errorCode, userData in
                 fakeapns_h2_release_stream_body(session, stream)
-                NGHTTP2Session.owner(userData).delegate.streamClosed(stream, errorCode: errorCode)
+                NGHTTP2Session.withDelegate(userData) { $0.streamClosed(stream, errorCode: errorCode) }
                 return 0
             }
             pointer = callbacks!

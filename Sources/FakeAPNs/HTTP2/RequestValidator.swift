@@ -119,29 +119,50 @@ struct RequestValidator: Sendable {
     func validate(
         _ request: HTTP2Request, topics: TopicAuthority, newID: () -> String = { RandomUUID.make() }
     ) -> RequestValidation {
-        let fields = HeaderFields(request.headers)
+        request.body.withUnsafeBytes { body in
+            validate(RequestHeaderFields(request.headers), body: body, topics: topics, newID: newID)
+        }
+    }
 
+    /// Checks a request given as its collected header fields and its body, as a connection
+    /// holds it; the same checks in the same order as ``validate(_:topics:newID:)``.
+    func validate(
+        _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, topics: TopicAuthority, newID: () -> String
+    ) -> RequestValidation {
         // 1-4: method, path, duplicates, token.
         let method = fields.method ?? ""
         guard method == "POST" else {
             return .rejected(.methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST")
         }
-        let tokenText: Substring
-        switch Self.tokenText(inPath: fields.path ?? "") {
-        case .token(let text): tokenText = text
-        case .missing:
-            return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(fields.path ?? "")) has no device token")
-        case .badPath:
-            return .rejected(.badPath, detail: "path \(Self.quoted(fields.path ?? "")) is not /3/device/<token>")
-        }
-        if let duplicate = fields.firstDuplicate {
-            return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
-        }
-        guard let deviceToken = Self.strictToken(tokenText) else {
-            return .rejected(
-                .badDeviceToken,
-                detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
-                    + " \(Self.maximumDeviceTokenHexDigits)")
+        let path = fields.path ?? ""
+        let deviceToken: DeviceToken
+        if Self.hasTokenPrefix(path), let token = Self.strictToken(path, Self.tokenPrefixLength..<path.utf8.count) {
+            // The usual request: a path of the right form with a good token passes steps 2
+            // and 4 at once, in one pass over its bytes.
+            if let duplicate = fields.firstDuplicate {
+                return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
+            }
+            deviceToken = token
+        } else {
+            let tokenRange: Range<Int>
+            switch Self.tokenRange(inPath: path) {
+            case .token(let range): tokenRange = range
+            case .missing:
+                return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(path)) has no device token")
+            case .badPath:
+                return .rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>")
+            }
+            if let duplicate = fields.firstDuplicate {
+                return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
+            }
+            guard let token = Self.strictToken(path, tokenRange) else {
+                let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
+                return .rejected(
+                    .badDeviceToken,
+                    detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
+                        + " \(Self.maximumDeviceTokenHexDigits)")
+            }
+            deviceToken = token
         }
 
         // 5-9: each header on its own.
@@ -213,15 +234,15 @@ struct RequestValidator: Sendable {
         }
 
         // 14-15: the body.
-        guard !request.body.isEmpty else {
+        guard body.count > 0 else {
             return .rejected(.payloadEmpty, detail: "the body is empty")
         }
         let isVoIP = pushType == .voip || (pushType == nil && topic.map { Self.hasSuffix($0, ".voip") } == true)
         let limit = isVoIP ? maximumVoIPPayloadSize : maximumPayloadSize
-        guard request.body.count <= limit else {
+        guard body.count <= limit else {
             return .rejected(
                 .payloadTooLarge,
-                detail: "the body is \(request.body.count) bytes, over the \(isVoIP ? "VoIP " : "")limit of \(limit)")
+                detail: "the body is \(body.count) bytes, over the \(isVoIP ? "VoIP " : "")limit of \(limit)")
         }
 
         return .accepted(
@@ -229,101 +250,77 @@ struct RequestValidator: Sendable {
                 deviceToken: deviceToken, apnsID: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
                 expiration: expiration, priority: priority, topic: topic, pushType: pushType,
                 collapseID: fields.collapseID, authorization: fields.authorization,
-                payload: Payload(bytes: request.body)))
-    }
-
-    // MARK: - Header collection
-
-    /// The headers the validator reads, from one pass over the header list, with the first
-    /// repeated name.
-    private struct HeaderFields {
-        var method: String?
-        var path: String?
-        var apnsID: String?
-        var expiration: String?
-        var priority: String?
-        var pushType: String?
-        var collapseID: String?
-        var topic: String?
-        var authorization: String?
-        var firstDuplicate: String?
-
-        init(_ headers: [(name: String, value: String)]) {
-            // A request has a dozen headers: comparing names beats hashing them. Long lists
-            // (hostile ones) switch to a set, so the check stays linear.
-            var seenList: [String] = []
-            var seenSet = Set<String>()
-            let useSet = headers.count > 24
-            if !useSet { seenList.reserveCapacity(headers.count) }
-            for header in headers {
-                let name = HTTP2Request.asciiLowercased(header.name)
-                let isNew: Bool
-                if useSet {
-                    isNew = seenSet.insert(name).inserted
-                } else {
-                    isNew = !seenList.contains(name)
-                    if isNew { seenList.append(name) }
-                }
-                guard isNew else {
-                    if firstDuplicate == nil { firstDuplicate = name }
-                    continue
-                }
-                switch name {
-                case ":method": method = header.value
-                case ":path": path = header.value
-                case "apns-id": apnsID = header.value
-                case "apns-expiration": expiration = header.value
-                case "apns-priority": priority = header.value
-                case "apns-push-type": pushType = header.value
-                case "apns-collapse-id": collapseID = header.value
-                case "apns-topic": topic = header.value
-                case "authorization": authorization = header.value
-                default: break
-                }
-            }
-        }
+                payload: Payload(copying: body)))
     }
 
     // MARK: - Path and token
 
     /// What the path says about the token.
     private enum PathToken {
-        case token(Substring)
+        /// The token's place in the path's UTF-8 bytes.
+        case token(Range<Int>)
         case missing
         case badPath
     }
 
-    private static func tokenText(inPath path: String) -> PathToken {
-        let prefix = "/3/device"
-        guard hasPrefix(path, prefix) else { return .badPath }
-        let rest = path.utf8.dropFirst(prefix.utf8.count)
-        guard let slash = rest.first else { return .missing }
-        guard slash == UInt8(ascii: "/") else { return .badPath }
-        let token = rest.dropFirst()
-        if token.isEmpty { return .missing }
-        if token.contains(UInt8(ascii: "/")) { return .badPath }
-        return .token(Substring(token))
+    /// The path's beginning before the token.
+    private static let tokenPrefix: StaticString = "/3/device/"
+    private static var tokenPrefixLength: Int { tokenPrefix.utf8CodeUnitCount }
+
+    /// Whether `path` begins with ``tokenPrefix``.
+    private static func hasTokenPrefix(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { bytes in
+            bytes.count >= tokenPrefixLength && memcmp(bytes.baseAddress!, tokenPrefix.utf8Start, tokenPrefixLength) == 0
+        }
     }
 
-    /// The token's bytes when `text` is only hex digits, an even number of them, within the
-    /// limit; unlike ``DeviceToken/init(hex:)``, no spaces or brackets.
-    private static func strictToken(_ text: Substring) -> DeviceToken? {
-        let digits = text.utf8
-        guard digits.count >= 2, digits.count <= maximumDeviceTokenHexDigits, digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var high: UInt8?
-        for digit in digits {
-            guard let nibble = DeviceToken.hexValue(digit) else { return nil }
-            if let pending = high {
-                bytes.append(pending << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
+    private static func tokenRange(inPath path: String) -> PathToken {
+        var path = path
+        return path.withUTF8 { bytes in
+            let prefix: StaticString = "/3/device"
+            let prefixLength = prefix.utf8CodeUnitCount
+            guard bytes.count >= prefixLength, memcmp(bytes.baseAddress!, prefix.utf8Start, prefixLength) == 0 else {
+                return .badPath
+            }
+            guard bytes.count > prefixLength else { return .missing }
+            guard bytes[prefixLength] == UInt8(ascii: "/") else { return .badPath }
+            let token = prefixLength + 1..<bytes.count
+            if token.isEmpty { return .missing }
+            if bytes[token].contains(UInt8(ascii: "/")) { return .badPath }
+            return .token(token)
+        }
+    }
+
+    /// The token's bytes when the path's bytes in `range` are only hex digits, an even number
+    /// of them, within the limit; unlike ``DeviceToken/init(hex:)``, no spaces or brackets.
+    private static func strictToken(_ path: String, _ range: Range<Int>) -> DeviceToken? {
+        guard range.count >= 2, range.count <= maximumDeviceTokenHexDigits, range.count % 2 == 0 else { return nil }
+        var path = path
+        return path.withUTF8 { text in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: range.count / 2) { bytes in
+                var index = range.lowerBound
+                var count = 0
+                let valid = hexValues.withUnsafeBufferPointer { values in
+                    while index < range.upperBound {
+                        let high = values[Int(text[index])]
+                        let low = values[Int(text[index + 1])]
+                        guard high | low < 16 else { return false }
+                        bytes[count] = high << 4 | low
+                        count += 1
+                        index += 2
+                    }
+                    return true
+                }
+                guard valid else { return nil }
+                return DeviceToken(copying: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: bytes[0..<count])))
             }
         }
-        return DeviceToken(bytes: bytes)
     }
+
+    /// The value of each byte as a hex digit (either case), 0xFF for the others: a table, as
+    /// the 64 digits of every request's token go through it.
+    private static let hexValues: [UInt8] = (0...255).map { DeviceToken.hexValue(UInt8($0)) ?? 0xFF }
 
     // MARK: - Header values
 
@@ -366,7 +363,8 @@ struct RequestValidator: Sendable {
     /// A topic has at least one character and no whitespace or control character.
     private static func isWellFormedTopic(_ topic: String) -> Bool {
         // Printable ASCII, as every real topic is, answers without Unicode tables.
-        if !topic.isEmpty && topic.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return true }
+        var text = topic
+        if text.withUTF8({ bytes in !bytes.isEmpty && !bytes.contains { $0 <= 0x20 || $0 >= 0x7F } }) { return true }
         return !topic.isEmpty
             && !topic.unicodeScalars.contains {
                 $0.properties.isWhitespace || $0.properties.generalCategory == .control
@@ -389,6 +387,10 @@ struct RequestValidator: Sendable {
             }
             return .topic(topic)
         case .certificate(let listed):
+            // Byte equality: canonically equivalent Unicode spellings are different topics.
+            if let topic, listed.contains(where: { sameBytes($0, topic) }) {
+                return .topic(topic)
+            }
             var allowed: [String] = []
             var seen = Set<[UInt8]>()
             for candidate in listed where seen.insert(Array(candidate.utf8)).inserted {
@@ -417,15 +419,16 @@ struct RequestValidator: Sendable {
     /// topic ending in it after a non-empty bundle ID; `alert` and `background` (no suffix)
     /// need a topic ending in no other type's suffix; `mdm` takes any topic.
     private static func suffixDisagreement(pushType: PushType, topic: String) -> String? {
-        guard let suffix = pushType.topicSuffix else { return nil }
+        let suffix = knownSuffixes.first(where: { $0.type == pushType }).map(\.suffix) ?? pushType.topicSuffix
+        guard let suffix else { return nil }
         if suffix.isEmpty {
-            let clash = PushType.known.first { other in
-                guard let otherSuffix = other.topicSuffix, !otherSuffix.isEmpty else { return false }
-                return hasSuffix(topic, otherSuffix)
+            var topicText = topic
+            let clash = topicText.withUTF8 { topic in
+                suffixedTypes.first { Self.hasSuffix(topic, $0.bytes) }
             }
-            guard let clash, let clashSuffix = clash.topicSuffix else { return nil }
+            guard let clash else { return nil }
             return "apns-push-type \(pushType) does not match apns-topic \(quoted(topic)):"
-                + " the suffix \(clashSuffix) is for push type \(clash)"
+                + " the suffix \(clash.suffix) is for push type \(clash.type)"
         }
         guard topic.utf8.count > suffix.utf8.count, hasSuffix(topic, suffix) else {
             return "apns-push-type \(pushType) does not match apns-topic \(quoted(topic)):"
@@ -434,17 +437,48 @@ struct RequestValidator: Sendable {
         return nil
     }
 
-    // MARK: - Text
+    /// Every known push type with its topic suffix, made once: the `topicSuffix` switch
+    /// compares text case by case, and every request with a push type asks.
+    private static let knownSuffixes: [(type: PushType, suffix: String?)] = PushType.known.map { ($0, $0.topicSuffix) }
 
-    /// Byte-wise prefix test, free of Unicode equivalence surprises.
-    private static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
-        text.utf8.starts(with: prefix.utf8)
-    }
+    /// The known push types whose topics end in a suffix, with it, in ``PushType/known``'s
+    /// order: made once, as every `alert` request checks its topic against them all.
+    private static let suffixedTypes: [(type: PushType, suffix: String, bytes: [UInt8])] =
+        PushType.known.compactMap { type in
+            guard let suffix = type.topicSuffix, !suffix.isEmpty else { return nil }
+            return (type, suffix, Array(suffix.utf8))
+        }
+
+    // MARK: - Text
 
     /// Byte-wise suffix test, free of Unicode equivalence surprises.
     private static func hasSuffix(_ text: String, _ suffix: String) -> Bool {
-        let count = suffix.utf8.count
-        return text.utf8.count >= count && text.utf8.suffix(count).elementsEqual(suffix.utf8)
+        var text = text
+        var suffix = suffix
+        return text.withUTF8 { text in
+            suffix.withUTF8 { suffix in
+                guard text.count >= suffix.count else { return false }
+                guard !suffix.isEmpty else { return true }
+                return memcmp(text.baseAddress! + (text.count - suffix.count), suffix.baseAddress!, suffix.count) == 0
+            }
+        }
+    }
+
+    /// Whether `text` ends in `suffix`, compared from the last byte, where topics differ.
+    private static func hasSuffix(_ text: UnsafeBufferPointer<UInt8>, _ suffix: [UInt8]) -> Bool {
+        guard text.count >= suffix.count else { return false }
+        let offset = text.count - suffix.count
+        var index = suffix.count
+        while index > 0 {
+            index -= 1
+            if text[offset + index] != suffix[index] { return false }
+        }
+        return true
+    }
+
+    /// Byte-wise equality, free of Unicode equivalence surprises.
+    private static func sameBytes(_ text: String, _ other: String) -> Bool {
+        text.utf8.count == other.utf8.count && hasSuffix(text, other)
     }
 
     /// `value` quoted and escaped for a detail, cut to 80 Unicode scalars so that a huge header

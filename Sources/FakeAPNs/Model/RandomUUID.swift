@@ -12,9 +12,31 @@ struct RandomUUID {
 
     /// The next UUID.
     mutating func next() -> String {
-        let high = splitMix()
-        let low = splitMix()
-        return Self.format(high: high & ~0xF000 | 0x4000, low: low & ~(0xC000 << 48) | (0x8000 << 48))
+        String(unsafeUninitializedCapacity: Self.length) { buffer in
+            next(into: buffer)
+            return Self.length
+        }
+    }
+
+    /// The length of a UUID's text.
+    static let length = 36
+
+    /// Writes the next UUID's text into the first ``length`` bytes of `buffer`: an answer
+    /// header needs the bytes, not a `String`.
+    mutating func next(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(buffer.count >= Self.length)
+        let high = splitMix() & ~0xF000 | 0x4000
+        let low = splitMix() & ~(0xC000 << 48) | (0x8000 << 48)
+        let base = buffer.baseAddress!
+        Self.write(high >> 32, digits: 8, to: base)
+        base[8] = UInt8(ascii: "-")
+        Self.write(high >> 16, digits: 4, to: base + 9)
+        base[13] = UInt8(ascii: "-")
+        Self.write(high, digits: 4, to: base + 14)
+        base[18] = UInt8(ascii: "-")
+        Self.write(low >> 48, digits: 4, to: base + 19)
+        base[23] = UInt8(ascii: "-")
+        Self.write(low, digits: 12, to: base + 24)
     }
 
     /// A UUID from a one-off generator, for callers that make few.
@@ -31,22 +53,25 @@ struct RandomUUID {
         return z ^ (z >> 31)
     }
 
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    private static func format(high: UInt64, low: UInt64) -> String {
-        String(unsafeUninitializedCapacity: 36) { buffer in
-            var index = 0
-            for position in 0..<32 {
-                if position == 8 || position == 12 || position == 16 || position == 20 {
-                    buffer[index] = UInt8(ascii: "-")
-                    index += 1
-                }
-                let word = position < 16 ? high : low
-                let shift = UInt64(15 - position % 16) * 4
-                buffer[index] = digits[Int(word >> shift & 0xF)]
-                index += 1
+    /// The low `digits` hex digits of `word` (an even number), lowercase, most significant
+    /// first: two digits per table lookup.
+    private static func write(_ word: UInt64, digits: Int, to output: UnsafeMutablePointer<UInt8>) {
+        pairs.withUnsafeBufferPointer { pairs in
+            var word = word
+            var index = digits
+            while index > 0 {
+                index -= 2
+                let pair = pairs[Int(word & 0xFF)]
+                output[index] = UInt8(truncatingIfNeeded: pair >> 8)
+                output[index + 1] = UInt8(truncatingIfNeeded: pair)
+                word >>= 8
             }
-            return index
         }
+    }
+
+    /// Each byte's two lowercase hex digits, the first in the high byte.
+    private static let pairs: [UInt16] = (0...255).map { byte in
+        let digits = Array("0123456789abcdef".utf8)
+        return UInt16(digits[byte >> 4]) << 8 | UInt16(digits[byte & 0xF])
     }
 }

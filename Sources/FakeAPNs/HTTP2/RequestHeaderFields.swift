@@ -1,0 +1,167 @@
+import Foundation
+
+/// The header fields of one request that ``RequestValidator`` reads, collected in one pass in
+/// arrival order: the first value of each field it reads, the first repeated name, and how
+/// many `apns-id` fields came.
+///
+/// A connection adds each field as nghttp2 hands it over, raw bytes that are only valid during
+/// the callback, so that a request turns into text only the handful of values the validator
+/// reads: at a hundred thousand requests a second, a `String` per header name and value was
+/// a good part of the cost of a request. ``init(_:)`` collects an ``HTTP2Request``'s list
+/// (tests, fuzzing) through the same code.
+///
+/// Names are compared ASCII-case-insensitively, values kept exactly as sent, as
+/// ``HTTP2Request`` documents; invalid UTF-8 in a value becomes U+FFFD, as `String(decoding:)`
+/// makes it.
+struct RequestHeaderFields: Sendable {
+    /// The first `:method`.
+    private(set) var method: String?
+    /// The first `:path`.
+    private(set) var path: String?
+    /// The first `apns-id`.
+    private(set) var apnsID: String?
+    /// The first `apns-expiration`.
+    private(set) var expiration: String?
+    /// The first `apns-priority`.
+    private(set) var priority: String?
+    /// The first `apns-push-type`.
+    private(set) var pushType: String?
+    /// The first `apns-collapse-id`.
+    private(set) var collapseID: String?
+    /// The first `apns-topic`.
+    private(set) var topic: String?
+    /// The first `authorization`.
+    private(set) var authorization: String?
+    /// The first name, lowercased, that appeared a second time.
+    private(set) var firstDuplicate: String?
+    /// How many `apns-id` fields came, repeats included.
+    private(set) var apnsIDCount = 0
+
+    /// Which ``WellKnown`` names came: one bit each, so the duplicate check of a usual request
+    /// compares no text.
+    private var seenWellKnown: UInt32 = 0
+    /// Other names seen, lowercased; compared as `String`s (canonical equivalence), as the
+    /// list they replace was. A hostile list of many names moves to a set, so the check stays
+    /// linear.
+    private var seenOthers: [String] = []
+    private var seenOthersSet: Set<String> = []
+
+    /// No fields yet.
+    init() {}
+
+    /// The fields of `headers`, in order.
+    init(_ headers: [(name: String, value: String)]) {
+        for header in headers {
+            var name = header.name
+            var value = header.value
+            name.withUTF8 { name in value.withUTF8 { value in add(name: name, value: value) } }
+        }
+    }
+
+    /// The `apns-id` to echo in an error response: the client's, lowercased, when it sent
+    /// exactly one and it is a canonical UUID (see ``HTTP2Request/clientAPNsID``).
+    var clientAPNsID: String? {
+        guard apnsIDCount == 1, let apnsID else { return nil }
+        return RequestValidator.canonicalUUID(apnsID)
+    }
+
+    /// Adds the next field of the header block.
+    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard name.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            return add(lowercaseName: name, value: value)
+        }
+        let lowered = name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
+        lowered.withUnsafeBufferPointer { add(lowercaseName: $0, value: value) }
+    }
+
+    /// Adds the next field, whose name has no capital: a connection's fields come from
+    /// nghttp2, which resets a stream whose header names hold capitals, so it need not look.
+    mutating func add(lowercaseName name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let known = WellKnown(name) else {
+            let text = String(decoding: name, as: UTF8.self)
+            if !insertOther(text), firstDuplicate == nil { firstDuplicate = text }
+            return
+        }
+        if known == .apnsID { apnsIDCount += 1 }
+        let bit = UInt32(1) << known.rawValue
+        guard seenWellKnown & bit == 0 else {
+            if firstDuplicate == nil { firstDuplicate = String(decoding: name, as: UTF8.self) }
+            return
+        }
+        seenWellKnown |= bit
+        switch known {
+        case .method: method = Self.text(value, usually: Self.methods)
+        case .path: path = String(decoding: value, as: UTF8.self)
+        case .apnsID: apnsID = String(decoding: value, as: UTF8.self)
+        case .expiration: expiration = String(decoding: value, as: UTF8.self)
+        case .priority: priority = Self.text(value, usually: Self.priorities)
+        case .pushType: pushType = Self.text(value, usually: Self.pushTypes)
+        case .collapseID: collapseID = String(decoding: value, as: UTF8.self)
+        case .topic: topic = String(decoding: value, as: UTF8.self)
+        case .authorization: authorization = String(decoding: value, as: UTF8.self)
+        case .scheme, .authority, .contentLength, .contentType, .userAgent, .accept, .acceptEncoding: break
+        }
+    }
+
+    /// The values most requests send for `:method`, `apns-priority` and `apns-push-type`.
+    private static let methods = ["POST"]
+    private static let priorities = ["10", "5", "1"]
+    private static let pushTypes = PushType.known.map(\.rawValue)
+
+    /// `bytes` as text: one of `candidates` when it spells one, which spares checking the
+    /// bytes as UTF-8 and making a string, else a new string.
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, usually candidates: [String]) -> String {
+        for candidate in candidates where candidate.utf8.count == bytes.count {
+            var candidate = candidate
+            if candidate.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return candidate }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Records a name outside ``WellKnown``; false when it was seen before.
+    private mutating func insertOther(_ name: String) -> Bool {
+        if !seenOthersSet.isEmpty { return seenOthersSet.insert(name).inserted }
+        if seenOthers.contains(name) { return false }
+        if seenOthers.count < 24 {
+            seenOthers.append(name)
+        } else {
+            seenOthersSet = Set(seenOthers)
+            seenOthersSet.insert(name)
+            seenOthers = []
+        }
+        return true
+    }
+
+    /// The names the validator reads, and those every client sends besides, recognised by
+    /// their bytes.
+    private enum WellKnown: UInt32 {
+        case method, path, apnsID, expiration, priority, pushType, collapseID, topic, authorization
+        case scheme, authority, contentLength, contentType, userAgent, accept, acceptEncoding
+
+        /// The name `bytes` (lowercase) spell, if one of these.
+        init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+            func equals(_ literal: StaticString) -> Bool {
+                memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
+            }
+            switch bytes.count {
+            case 5 where equals(":path"): self = .path
+            case 6 where equals("accept"): self = .accept
+            case 7 where equals(":method"): self = .method
+            case 7 where equals("apns-id"): self = .apnsID
+            case 7 where equals(":scheme"): self = .scheme
+            case 10 where equals("apns-topic"): self = .topic
+            case 10 where equals(":authority"): self = .authority
+            case 10 where equals("user-agent"): self = .userAgent
+            case 12 where equals("content-type"): self = .contentType
+            case 13 where equals("apns-priority"): self = .priority
+            case 13 where equals("authorization"): self = .authorization
+            case 14 where equals("apns-push-type"): self = .pushType
+            case 14 where equals("content-length"): self = .contentLength
+            case 15 where equals("apns-expiration"): self = .expiration
+            case 15 where equals("accept-encoding"): self = .acceptEncoding
+            case 16 where equals("apns-collapse-id"): self = .collapseID
+            default: return nil
+            }
+        }
+    }
+}
