@@ -48,7 +48,13 @@ final class NGHTTP2Session {
         session = created
     }
 
+    /// Streams whose body the shim still holds: a stream that closes hands its body back, but
+    /// one still open when the connection ends would keep it, so deleting the session frees
+    /// what is left. Only answers and requests with a body are here (no accepted push's).
+    private var streamsWithBody: Set<Int32> = []
+
     deinit {
+        for stream in streamsWithBody { fakeapns_h2_release_stream_body(session, stream) }
         nghttp2_session_del(session)
     }
 
@@ -60,11 +66,12 @@ final class NGHTTP2Session {
 
     /// Queues a response: headers, and the body (as DATA ending the stream) when not empty.
     func submitResponse(_ stream: Int32, headers: [(String, String)], body: [UInt8]) {
-        Self.withNameValues(headers) { nva, count in
+        let result = Self.withNameValues(headers) { nva, count in
             body.withUnsafeBufferPointer { bytes in
-                _ = fakeapns_h2_submit_response(session, stream, nva, count, bytes.baseAddress, bytes.count)
+                fakeapns_h2_submit_response(session, stream, nva, count, bytes.baseAddress, bytes.count)
             }
         }
+        if result == 0 && !body.isEmpty { streamsWithBody.insert(stream) }
     }
 
     /// Queues the answer to an accepted notification: `:status: 200`, `apns-id`, and
@@ -81,11 +88,13 @@ final class NGHTTP2Session {
 
     /// Queues a request; returns its stream id (negative on failure).
     func submitRequest(headers: [(String, String)], body: [UInt8]) -> Int32 {
-        Self.withNameValues(headers) { nva, count in
+        let stream = Self.withNameValues(headers) { nva, count in
             body.withUnsafeBufferPointer { bytes in
                 fakeapns_h2_submit_request(session, nva, count, bytes.baseAddress, bytes.count)
             }
         }
+        if stream > 0 && !body.isEmpty { streamsWithBody.insert(stream) }
+        return stream
     }
 
     /// Queues RST_STREAM.
@@ -206,6 +215,9 @@ final class NGHTTP2Session {
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, stream, errorCode, userData in
                 fakeapns_h2_release_stream_body(session, stream)
+                Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { owner in
+                    if !owner.streamsWithBody.isEmpty { owner.streamsWithBody.remove(stream) }
+                }
                 NGHTTP2Session.withDelegate(userData) { $0.streamClosed(stream, errorCode: errorCode) }
                 return 0
             }
