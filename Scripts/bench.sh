@@ -837,7 +837,7 @@ def part_binary():
             print("  %-8s run %d  s_server %7.3f s  %13s" % (kind, run, elapsed, rate_text(count / elapsed)), flush=True)
         s_server_times[kind] = ref
         add_row("binary ingest, 1 conn, %s" % kind, count / statistics.median(fake),
-                "s_server", count / statistics.median(ref), "rate")
+                "s_server", count / statistics.median(ref), "rate", (">= 1,000,000/s", lambda v: v >= 1_000_000))
 
 
 def part_binary8():
@@ -896,7 +896,9 @@ def part_http2():
             print("  run %d  FakeAPNs %13s" % (run, rate_text(fake[-1])), flush=True)
             ref.append(run_http2_nghttpd(workdir))
             print("  run %d  nghttpd  %13s" % (run, rate_text(ref[-1])), flush=True)
-    add_row("http2 requests, h2load", statistics.median(fake), "nghttpd", statistics.median(ref), "rate")
+    add_row("http2 requests, h2load", statistics.median(fake), "nghttpd", statistics.median(ref), "rate",
+            (">= 200,000/s", lambda v: v >= 200_000)
+            if (env.get("BENCH_HTTP2_CLIENTS", "4"), env.get("BENCH_HTTP2_STREAMS", "100")) == ("4", "100") else None)
 
 
 def part_latency():
