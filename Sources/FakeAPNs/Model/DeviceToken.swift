@@ -27,13 +27,10 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
         case .heap(let bytes):
             return bytes
         case .inline(let count, let a, let b, let c, let d):
-            return [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
-                for index in 0..<Int(count) {
-                    let word = index < 8 ? a : index < 16 ? b : index < 24 ? c : d
-                    buffer[index] = UInt8(truncatingIfNeeded: word >> (UInt64(index % 8) * 8))
-                }
-                initialized = Int(count)
-            }
+            // Byte i sits in word i / 8 at bit (i % 8) * 8: little-endian words, laid end to
+            // end, are the bytes in order.
+            var words = (a.littleEndian, b.littleEndian, c.littleEndian, d.littleEndian)
+            return Swift.withUnsafeBytes(of: &words) { Array($0.prefix(Int(count))) }
         }
     }
 
@@ -57,17 +54,12 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
             storage = .heap(Array(raw))
             return
         }
+        // One copy into four little-endian words: byte i lands in word i / 8 at bit (i % 8) * 8.
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        for (index, byte) in raw.enumerated() {
-            let shifted = UInt64(byte) << (UInt64(index % 8) * 8)
-            switch index / 8 {
-            case 0: words.0 |= shifted
-            case 1: words.1 |= shifted
-            case 2: words.2 |= shifted
-            default: words.3 |= shifted
-            }
-        }
-        storage = .inline(count: UInt8(raw.count), words.0, words.1, words.2, words.3)
+        Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: raw) }
+        storage = .inline(
+            count: UInt8(raw.count), UInt64(littleEndian: words.0), UInt64(littleEndian: words.1),
+            UInt64(littleEndian: words.2), UInt64(littleEndian: words.3))
     }
 
     /// Creates a token from hexadecimal text.
