@@ -61,12 +61,7 @@ struct HTTP2Request: Sendable {
     /// exactly one and it is a canonical UUID; nil otherwise, and the transport makes one up.
     /// Accepted requests carry theirs in ``ValidatedRequest/apnsID``.
     var clientAPNsID: String? {
-        var found: String?
-        for header in headers where Self.asciiLowercased(header.name) == "apns-id" {
-            guard found == nil else { return nil }
-            found = header.value
-        }
-        return found.flatMap(RequestValidator.canonicalUUID)
+        RequestHeaderFields(headers).clientAPNsID
     }
 
     /// `text` with ASCII capitals lowered and every other character kept; header names are

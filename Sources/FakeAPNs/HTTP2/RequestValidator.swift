@@ -135,34 +135,23 @@ struct RequestValidator: Sendable {
             return .rejected(.methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST")
         }
         let path = fields.path ?? ""
-        let deviceToken: DeviceToken
-        if Self.hasTokenPrefix(path), let token = Self.strictToken(path, Self.tokenPrefixLength..<path.utf8.count) {
-            // The usual request: a path of the right form with a good token passes steps 2
-            // and 4 at once, in one pass over its bytes.
-            if let duplicate = fields.firstDuplicate {
-                return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
-            }
-            deviceToken = token
-        } else {
-            let tokenRange: Range<Int>
-            switch Self.tokenRange(inPath: path) {
-            case .token(let range): tokenRange = range
-            case .missing:
-                return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(path)) has no device token")
-            case .badPath:
-                return .rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>")
-            }
-            if let duplicate = fields.firstDuplicate {
-                return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
-            }
-            guard let token = Self.strictToken(path, tokenRange) else {
-                let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
-                return .rejected(
-                    .badDeviceToken,
-                    detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
-                        + " \(Self.maximumDeviceTokenHexDigits)")
-            }
-            deviceToken = token
+        let tokenRange: Range<Int>
+        switch Self.tokenRange(inPath: path) {
+        case .token(let range): tokenRange = range
+        case .missing:
+            return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(path)) has no device token")
+        case .badPath:
+            return .rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>")
+        }
+        if let duplicate = fields.firstDuplicate {
+            return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
+        }
+        guard let deviceToken = Self.strictToken(path, tokenRange) else {
+            let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
+            return .rejected(
+                .badDeviceToken,
+                detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
+                    + " \(Self.maximumDeviceTokenHexDigits)")
         }
 
         // 5-9: each header on its own.
@@ -261,18 +250,6 @@ struct RequestValidator: Sendable {
         case token(Range<Int>)
         case missing
         case badPath
-    }
-
-    /// The path's beginning before the token.
-    private static let tokenPrefix: StaticString = "/3/device/"
-    private static var tokenPrefixLength: Int { tokenPrefix.utf8CodeUnitCount }
-
-    /// Whether `path` begins with ``tokenPrefix``.
-    private static func hasTokenPrefix(_ path: String) -> Bool {
-        var path = path
-        return path.withUTF8 { bytes in
-            bytes.count >= tokenPrefixLength && memcmp(bytes.baseAddress!, tokenPrefix.utf8Start, tokenPrefixLength) == 0
-        }
     }
 
     private static func tokenRange(inPath path: String) -> PathToken {
