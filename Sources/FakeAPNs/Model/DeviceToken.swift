@@ -23,14 +23,19 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
 
     /// The token's bytes.
     public var bytes: [UInt8] {
+        withUnsafeBytes { Array($0) }
+    }
+
+    /// Calls `body` with the token's bytes, without copying them into an array.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         switch storage {
         case .heap(let bytes):
-            return bytes
+            return try bytes.withUnsafeBytes(body)
         case .inline(let count, let a, let b, let c, let d):
             // Byte i sits in word i / 8 at bit (i % 8) * 8: little-endian words, laid end to
             // end, are the bytes in order.
             var words = (a.littleEndian, b.littleEndian, c.littleEndian, d.littleEndian)
-            return Swift.withUnsafeBytes(of: &words) { Array($0.prefix(Int(count))) }
+            return try Swift.withUnsafeBytes(of: &words) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count)))) }
         }
     }
 
@@ -96,12 +101,19 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
 
     /// The bytes as lowercase hex digits with no separators, as in an HTTP/2 request path.
     public var hex: String {
+        guard count > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: count * 2) { buffer in writeHex(at: buffer.baseAddress!) }
+    }
+
+    /// Writes ``hex``'s digits (two per byte) at `pointer`, which must have room for them;
+    /// returns how many were written. The daemon's log writes every token this way.
+    func writeHex(at pointer: UnsafeMutablePointer<UInt8>) -> Int {
         let digits: StaticString = "0123456789abcdef"
-        let bytes = self.bytes
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+        let table = digits.utf8Start
+        return withUnsafeBytes { bytes in
             for (position, byte) in bytes.enumerated() {
-                buffer[2 * position] = digits.utf8Start[Int(byte >> 4)]
-                buffer[2 * position + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                pointer[2 * position] = table[Int(byte >> 4)]
+                pointer[2 * position + 1] = table[Int(byte & 0x0F)]
             }
             return bytes.count * 2
         }

@@ -93,15 +93,14 @@ extension PushNotification {
             if let http2 = notification.http2 {
                 Self.writeHTTP2(http2, to: &rareMembers)
             }
-            let token = notification.deviceToken.bytes
-            let capacity = opening.count + 2 * token.count + (payloadIsCopied ? payloadCount : 0) + rareMembers.count
+            let capacity = opening.count + 2 * notification.deviceToken.count + (payloadIsCopied ? payloadCount : 0) + rareMembers.count
                 + timestamps.prefix.count + connectionMembers.count + Self.fixedCapacity
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
                 var line = LineCursor(buffer.baseAddress!)
                 line.write(opening)
                 line.writeInteger(Int(notification.sequenceNumber))
                 line.write(#","token":""#)
-                line.writeHex(token)
+                line.writeHex(notification.deviceToken)
                 line.write(#"","payload":"#)
                 rareMembers.withUnsafeBufferPointer { rare in
                     if payloadIsCopied {
@@ -167,52 +166,12 @@ extension PushNotification {
                 bytes.withUnsafeBufferPointer { write($0) }
             }
 
-            /// Decimal digits, counted first and then formed right to left in place, two at a
-            /// time.
             mutating func writeInteger(_ value: Int) {
-                if value < 0 {
-                    pointer.initialize(to: UInt8(ascii: "-"))
-                    pointer += 1
-                }
-                var remaining = value.magnitude
-                var count = 1
-                var bound: UInt = 10
-                while remaining >= bound {
-                    count += 1
-                    guard count < 20 else { break }
-                    bound &*= 10
-                }
-                let pairs: StaticString = """
-                    00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-                    40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-                    8081828384858687888990919293949596979899
-                    """
-                let table = pairs.utf8Start
-                var position = count
-                while remaining >= 10 {
-                    let pair = Int(remaining % 100) * 2
-                    remaining /= 100
-                    position -= 2
-                    (pointer + position).initialize(to: table[pair])
-                    (pointer + position + 1).initialize(to: table[pair + 1])
-                }
-                if position > 0 {
-                    pointer.initialize(to: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining))
-                }
-                pointer += count
+                pointer += JSONWriter.writeInteger(value, at: pointer)
             }
 
-            /// The bytes as lowercase hex digits.
-            mutating func writeHex(_ bytes: [UInt8]) {
-                let digits: StaticString = "0123456789abcdef"
-                let table = digits.utf8Start
-                bytes.withUnsafeBufferPointer { bytes in
-                    for byte in bytes {
-                        pointer[0] = table[Int(byte >> 4)]
-                        pointer[1] = table[Int(byte & 0x0F)]
-                        pointer += 2
-                    }
-                }
+            mutating func writeHex(_ token: DeviceToken) {
+                pointer += token.writeHex(at: pointer)
             }
         }
 
