@@ -27,11 +27,6 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
-    /// Writes a line that is not an event (the start line), after what is queued.
-    func writeLine(_ line: String) {
-        output.writeLine(line)
-    }
-
     /// Writes what is queued and stops the writer; waits at most `timeout` for it.
     func close(timeout: TimeInterval = 0.5) {
         lock.withLock {
