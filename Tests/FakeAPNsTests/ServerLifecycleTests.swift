@@ -106,6 +106,21 @@ final class ServerLifecycleTests: XCTestCase {
         XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 9])
     }
 
+    func testStopDuringAFaultDelayAnswersStatus10AndDropsTheDelayedNotification() throws {
+        let server = try FakeAPNsServer.started()
+        server.faults.add(FaultRule(match: .nth(2), action: .delay(.seconds(30))))
+        let client = try server.connectClient()
+        try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
+            + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).identifier, 1)
+        server.stop()
+        XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 1], "status 10: resend after identifier 1")
+        XCTAssertEqual(server.notifications.count, 0)
+        let rejection = try server.rejections.pop(timeout: .zero)
+        XCTAssertEqual(rejection.status, .shutdown)
+        XCTAssertEqual(rejection.connectionClosed, true)
+    }
+
     func testStopWhileAClientFloodsEndsInTimeAndTheIdentifierMarksExactlyWhatWasQueued() throws {
         let server = try FakeAPNsServer.started()
         let client = try server.connectClient(readTimeout: .seconds(5))

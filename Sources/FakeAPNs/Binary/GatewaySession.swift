@@ -155,7 +155,7 @@ struct GatewaySession {
         case .fault(let rule, _):
             return closeSilently(notification, detail: "fault rule: \(rule)", batch: &batch)
         case .stopped:
-            return closeSilently(notification, detail: "the server stopped during a fault delay", batch: &batch)
+            refusal = (.shutdown, "the server stopped during a fault delay", .fault)
         }
         context.notifications.append(contentsOf: batch)
         batch.removeAll()
