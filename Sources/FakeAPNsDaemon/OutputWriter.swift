@@ -51,19 +51,32 @@ final class OutputWriter: @unchecked Sendable {
 
     /// Writes bytes that hold whole lines, each ending in a line feed, in as few system calls
     /// as the descriptor allows: the event log hands over a few hundred kilobytes at a time.
-    func write(bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        lock.withLock {
+    /// `progress` sees what each system call moved. Returns the error that stopped it, if any.
+    @discardableResult
+    func write(bytes: [UInt8], progress: (UnsafeRawBufferPointer) -> Void = { _ in }) -> Int32? {
+        guard !bytes.isEmpty else { return nil }
+        return lock.withLock {
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
                     let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                     if written < 0 {
-                        if errno == EINTR { continue }
-                        return
+                        switch errno {
+                        case EINTR:
+                            continue
+                        case EAGAIN:
+                            // A descriptor another process made non-blocking: wait until it takes more.
+                            var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                            _ = poll(&ready, 1, -1)
+                            continue
+                        default:
+                            return errno
+                        }
                     }
+                    progress(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + written]))
                     offset += written
                 }
+                return nil
             }
         }
     }

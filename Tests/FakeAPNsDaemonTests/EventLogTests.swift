@@ -59,7 +59,7 @@ final class EventLogTests: XCTestCase {
                 for line in EventLog.jsonLines(event) { expected += line + "\n" }
             }
         }
-        log.close(timeout: 10)
+        log.close()
         let written = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertEqual(written.count, expected.count)
         XCTAssertTrue(written == expected)
@@ -68,7 +68,7 @@ final class EventLogTests: XCTestCase {
     func testTextLogStillHasALinePerNotification() throws {
         let log = EventLog(output: try OutputWriter(appendingTo: path), format: .text)
         for event in events() { log.record(event) }
-        log.close(timeout: 10)
+        log.close()
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 3 + 3002 + 1)
         XCTAssertEqual(lines.filter { $0.contains(" accepted #") }.count, 3002)
