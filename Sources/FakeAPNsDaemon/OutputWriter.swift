@@ -10,11 +10,17 @@ final class OutputWriter: @unchecked Sendable {
     private let lock = NSLock()
     private let descriptor: Int32
     private let ownsDescriptor: Bool
+    /// The most bytes one system call is given. A blocking write to a pipe returns only once
+    /// it moved everything, so pipes (and terminals, sockets) get PIPE_BUF at a time, which
+    /// a pipe takes whole or not at all: what `progress` reports is then exactly what left,
+    /// and a slow reader shows as progress, not as a stall. Files take any size at once.
+    private let maximumWrite: Int
 
     /// A writer to standard output.
     init() {
         descriptor = STDOUT_FILENO
         ownsDescriptor = false
+        maximumWrite = Self.maximumWrite(descriptor)
     }
 
     /// A writer appending to `path`, created if needed.
@@ -25,6 +31,13 @@ final class OutputWriter: @unchecked Sendable {
         }
         descriptor = opened
         ownsDescriptor = true
+        maximumWrite = Self.maximumWrite(opened)
+    }
+
+    private static func maximumWrite(_ descriptor: Int32) -> Int {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return Int(PIPE_BUF) }
+        return Int.max
     }
 
     deinit {
@@ -59,7 +72,8 @@ final class OutputWriter: @unchecked Sendable {
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
-                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    let written = Glibc.write(
+                        descriptor, buffer.baseAddress! + offset, min(buffer.count - offset, maximumWrite))
                     if written < 0 {
                         switch errno {
                         case EINTR:
