@@ -39,12 +39,12 @@ final class ControlAPI: Sendable {
     /// connection and joins every thread; the port is free when it returns. Safe to call twice.
     func stop() {
         routes.waits.interruptAll()
-        server.stop(draining: Self.drainTime)
+        server.stop(drainMilliseconds: Self.drainMilliseconds)
     }
 
     /// How long a stop waits for the answers being written: those of the interrupted waits
     /// take milliseconds; only a client that reads nothing holds a stop up this long.
-    private static let drainTime: Duration = .seconds(1)
+    private static let drainMilliseconds = 1000
 
     /// Requests begun and not finished (for tests that prove nothing is left behind).
     var openRequests: Int { server.openRequests }
