@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <microhttpd.h>
 
 struct fakeapns_http_server {
@@ -21,6 +22,10 @@ struct fakeapns_http_server {
     void *context;
     size_t maximum_body;
     atomic_long open_requests;
+    /* Requests whose handler was called and whose answer has not left yet. */
+    pthread_mutex_t answering_lock;
+    pthread_cond_t answering_done;
+    long answering;
     /* The last message libmicrohttpd logged, for a start that fails. */
     pthread_mutex_t log_lock;
     char log[256];
@@ -33,6 +38,7 @@ struct request_state {
     size_t length;
     int headers_seen;
     int too_large;
+    int dispatched;
 };
 
 static void log_message(void *cls, const char *format, va_list arguments) {
@@ -69,6 +75,11 @@ static void request_ended(void *cls, struct MHD_Connection *connection, void **c
     struct fakeapns_http_server *server = cls;
     struct request_state *state = *con_cls;
     if (state == NULL) return;
+    if (state->dispatched) {
+        pthread_mutex_lock(&server->answering_lock);
+        if (--server->answering == 0) pthread_cond_broadcast(&server->answering_done);
+        pthread_mutex_unlock(&server->answering_lock);
+    }
     free(state->target);
     free(state->body);
     free(state);
@@ -89,6 +100,12 @@ static int declares_more_than(const char *length, size_t limit) {
 
 static enum MHD_Result dispatch(struct fakeapns_http_server *server, struct MHD_Connection *connection,
                                 const char *method, struct request_state *state) {
+    if (!state->dispatched) {
+        state->dispatched = 1;
+        pthread_mutex_lock(&server->answering_lock);
+        server->answering++;
+        pthread_mutex_unlock(&server->answering_lock);
+    }
     int queued = server->handler(server->context, connection, method, state->target, state->body, state->length,
                                  state->too_large);
     return queued ? MHD_YES : MHD_NO;
@@ -176,6 +193,12 @@ fakeapns_http_server *fakeapns_http_start(const char *host, int port, unsigned c
     server->maximum_body = maximum_body;
     atomic_init(&server->open_requests, 0);
     pthread_mutex_init(&server->log_lock, NULL);
+    pthread_mutex_init(&server->answering_lock, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&server->answering_done, &monotonic);
+    pthread_condattr_destroy(&monotonic);
 
     /* One thread per connection, so a handler may block (waiting for a notification)
        while the other connections are served; poll(), so descriptors above
@@ -201,6 +224,8 @@ fakeapns_http_server *fakeapns_http_start(const char *host, int port, unsigned c
         snprintf(error, error_capacity, "%s", server->log[0] != '\0' ? server->log : "libmicrohttpd did not start");
         pthread_mutex_unlock(&server->log_lock);
         pthread_mutex_destroy(&server->log_lock);
+        pthread_mutex_destroy(&server->answering_lock);
+        pthread_cond_destroy(&server->answering_done);
         free(server);
         return NULL;
     }
@@ -216,9 +241,30 @@ long fakeapns_http_open_requests(const fakeapns_http_server *server) {
     return atomic_load(&((struct fakeapns_http_server *)server)->open_requests);
 }
 
+int fakeapns_http_drain(fakeapns_http_server *server, long timeout_milliseconds) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_milliseconds / 1000;
+    deadline.tv_nsec += (timeout_milliseconds % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&server->answering_lock);
+    int status = 0;
+    while (server->answering > 0 && status != ETIMEDOUT) {
+        status = pthread_cond_timedwait(&server->answering_done, &server->answering_lock, &deadline);
+    }
+    int drained = server->answering == 0;
+    pthread_mutex_unlock(&server->answering_lock);
+    return drained;
+}
+
 void fakeapns_http_stop(fakeapns_http_server *server) {
     MHD_stop_daemon(server->daemon);
     pthread_mutex_destroy(&server->log_lock);
+    pthread_mutex_destroy(&server->answering_lock);
+    pthread_cond_destroy(&server->answering_done);
     free(server);
 }
 

@@ -9,10 +9,16 @@ final class Daemon: Sendable {
     let devices: [DevicesFile.Entry]
     private let api = Locked<(api: ControlAPI?, port: Int)>((nil, 0))
 
-    init(options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void) throws {
+    /// A daemon whose server reports its events to `onEvent` (inside the server's locks: it
+    /// must not block) and calls `backPressure` after them, holding no lock (it may block to
+    /// slow the connections down).
+    init(
+        options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void,
+        backPressure: (@Sendable () -> Void)? = nil
+    ) throws {
         self.options = options
         self.devices = devices
-        self.server = try Self.makeServer(options: options, onEvent: onEvent)
+        self.server = try Self.makeServer(options: options, onEvent: onEvent, backPressure: backPressure)
         registerDevices()
     }
 
@@ -29,11 +35,14 @@ final class Daemon: Sendable {
         }
     }
 
-    /// Stops the control API (ending its waiting requests) and every APNs listener.
+    /// Stops every APNs listener, then the control API. A `next` that starts meanwhile is
+    /// answered 503 at once; those already waiting wait on while the listeners stop (their
+    /// last connections still deliver), then are answered 503 before the API closes.
     func stop() {
         let control = api.withLock { $0.api }
-        control?.stop()
+        control?.refuseNewWaits()
         server.stop()
+        control?.stop()
     }
 
     /// The control API's bound port (0 until it listens).
@@ -70,11 +79,14 @@ final class Daemon: Sendable {
     }
 
     /// A server configured from the command line; not started.
-    private static func makeServer(options: Options, onEvent: @escaping @Sendable (ServerEvent) -> Void) throws -> FakeAPNsServer {
+    private static func makeServer(
+        options: Options, onEvent: @escaping @Sendable (ServerEvent) -> Void, backPressure: (@Sendable () -> Void)?
+    ) throws -> FakeAPNsServer {
         var configuration = FakeAPNsServer.Configuration(
             host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
             http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
-            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent)
+            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent,
+            eventBackPressure: backPressure)
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
                 certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)

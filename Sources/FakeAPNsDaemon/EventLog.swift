@@ -4,37 +4,138 @@ import Foundation
 /// The daemon's log: one line per event (connection opened or closed, handshake failed,
 /// notification accepted, refusal, feedback read), as JSON lines or readable text. Events are
 /// queued by the server's threads and written by one thread of the log's own, so a slow
-/// terminal or disk never slows a connection.
+/// terminal or disk does not slow a connection while the backlog is small; past
+/// ``backlogLimit`` lines, `waitForRoom()` holds the producers back until the writer catches
+/// up, so the backlog never outgrows memory and no line is dropped.
+///
+/// ```swift
+/// let log = EventLog(output: OutputWriter(), format: .json)
+/// log.record(event)          // inside the server's locks: never blocks
+/// log.waitForRoom()          // outside them: blocks while the backlog is full
+/// log.prepareToClose()       // stopping: a destination that takes nothing is given up
+/// if let loss = log.close() { print(loss) }
+/// ```
 final class EventLog: @unchecked Sendable {
+    /// What the log could not write before it closed.
+    struct Loss: Sendable, CustomStringConvertible {
+        /// Lines (one per notification and per other event) that never reached the destination.
+        let lines: Int
+        /// Why.
+        let reason: String
+
+        var description: String {
+            "\(lines) event\(lines == 1 ? "" : "s") of the log \(lines == 1 ? "was" : "were") not written: \(reason)"
+        }
+    }
+
+    /// Lines queued beyond which producers wait: enough that the writer works in large
+    /// batches, few enough that the backlog (with the batch being written, twice this) stays in
+    /// tens of megabytes and a stop flushes it in a fraction of a second to a file.
+    static let backlogLimit = 65_536
+
     private let output: OutputWriter
     private let format: Options.LogFormat
+    /// How long a stopping log waits for a destination that takes no byte at all.
+    private let stallLimit: Duration
     private let lock = NSCondition()
+    // Protected by `lock`:
     private var pending: [ServerEvent] = []
+    private var pendingLines = 0
+    private var recordedLines = 0
+    private var writtenLines = 0
+    private var waitingProducers = 0
+    /// Since when the write in progress has moved nothing; nil while the writer is not writing.
+    private var stalledSince: ContinuousClock.Instant?
+    private var writeError: Int32?
+    private var stopping = false
     private var closing = false
     private var finished = false
+    /// Set once a stopping log gave its destination up: producers no longer wait, and what is
+    /// recorded from then on is only counted.
+    private var abandoned = false
 
-    init(output: OutputWriter, format: Options.LogFormat) {
+    init(output: OutputWriter, format: Options.LogFormat, stallLimit: Duration = .seconds(1)) {
         self.output = output
         self.format = format
+        self.stallLimit = stallLimit
         Thread { [self] in writeLoop() }.start()
     }
 
-    /// Queues an event; called on server threads.
+    /// Queues an event without waiting; called on server threads, inside their locks (the
+    /// order of the lines is the order of these calls).
     func record(_ event: ServerEvent) {
+        let lines = Self.lineCount(event)
         lock.withLock {
+            recordedLines += lines
+            guard !abandoned else { return }
             pending.append(event)
-            if pending.count == 1 { lock.signal() }
+            pendingLines += lines
+            if pending.count == 1 { lock.broadcast() }
         }
     }
 
-    /// Writes what is queued and stops the writer; waits at most `timeout` for it.
-    func close(timeout: TimeInterval = 0.5) {
+    /// Blocks while the backlog is over ``backlogLimit``; called on a server thread after it
+    /// recorded events, holding none of the server's locks. Once the log is stopping it waits
+    /// only while the destination takes bytes.
+    func waitForRoom() {
         lock.withLock {
+            guard pendingLines >= Self.backlogLimit && !abandoned else { return }
+            waitingProducers += 1
+            defer { waitingProducers -= 1 }
+            while pendingLines >= Self.backlogLimit && !abandoned {
+                if stopping {
+                    _ = lock.wait(until: Date().addingTimeInterval(0.05))
+                    abandonIfStalled()
+                } else {
+                    lock.wait()
+                }
+            }
+        }
+    }
+
+    /// Says the daemon is stopping: from now on a destination that takes nothing for the
+    /// stall limit is given up, so producers held back by it (and the stop waiting for them)
+    /// go on.
+    func prepareToClose() {
+        lock.withLock {
+            stopping = true
+            lock.broadcast()
+        }
+    }
+
+    /// Writes everything recorded and stops the writer. Waits as long as the destination takes
+    /// bytes; gives it up when it took none for the stall limit. Returns what was not written.
+    @discardableResult
+    func close() -> Loss? {
+        lock.withLock {
+            stopping = true
             closing = true
             lock.broadcast()
-            let deadline = Date().addingTimeInterval(timeout)
-            while !finished && lock.wait(until: deadline) {}
+            while !finished && !abandoned {
+                _ = lock.wait(until: Date().addingTimeInterval(0.05))
+                abandonIfStalled()
+            }
+            let lost = recordedLines - writtenLines
+            guard lost > 0 else { return nil }
+            if abandoned {
+                return Loss(lines: lost, reason: "the log's destination took nothing for \(stallLimit) (an unread pipe?)")
+            }
+            return Loss(lines: lost, reason: "writing failed: \(String(cString: strerror(writeError ?? EIO)))")
         }
+    }
+
+    /// Inside the lock.
+    private func abandonIfStalled() {
+        guard stopping, !abandoned, let since = stalledSince, ContinuousClock.now - since >= stallLimit else { return }
+        abandoned = true
+        pending.removeAll()
+        pendingLines = 0
+        lock.broadcast()
+    }
+
+    private static func lineCount(_ event: ServerEvent) -> Int {
+        if case .accepted(let batch) = event { return batch.count }
+        return 1
     }
 
     /// How many bytes of lines are gathered before they are written: large enough that
@@ -47,8 +148,8 @@ final class EventLog: @unchecked Sendable {
         // writer that formats what repeats once: at hundreds of thousands of notifications a
         // second, a `String` per line and formatting every timestamp whole cost more than the
         // rest of the daemon.
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(Self.chunkSize + 64 * 1024)
+        var buffer = LineBuffer()
+        buffer.bytes.reserveCapacity(Self.chunkSize + 64 * 1024)
         var notificationLines = PushNotification.JSONLineWriter(event: "notification")
         // The queue and this array trade places on every round, so neither is reallocated.
         var batch: [ServerEvent] = []
@@ -56,6 +157,8 @@ final class EventLog: @unchecked Sendable {
             let done: Bool = lock.withLock {
                 while pending.isEmpty && !closing { lock.wait() }
                 swap(&batch, &pending)
+                pendingLines = 0
+                if waitingProducers > 0 { lock.broadcast() }
                 return closing && batch.isEmpty
             }
             if done { break }
@@ -64,16 +167,18 @@ final class EventLog: @unchecked Sendable {
                     // Through the buffer, so each notification is lent to the writer, not copied.
                     notifications.withUnsafeBufferPointer { notifications in
                         for index in notifications.indices {
-                            notificationLines.append(notifications[index], to: &buffer)
-                            if buffer.count >= Self.chunkSize { flush(&buffer) }
+                            notificationLines.append(notifications[index], to: &buffer.bytes)
+                            buffer.lines += 1
+                            if buffer.bytes.count >= Self.chunkSize { flush(&buffer) }
                         }
                     }
                 } else {
                     for line in lines(event) {
-                        buffer.append(contentsOf: line.utf8)
-                        buffer.append(UInt8(ascii: "\n"))
+                        buffer.bytes.append(contentsOf: line.utf8)
+                        buffer.bytes.append(UInt8(ascii: "\n"))
+                        buffer.lines += 1
                     }
-                    if buffer.count >= Self.chunkSize { flush(&buffer) }
+                    if buffer.bytes.count >= Self.chunkSize { flush(&buffer) }
                 }
             }
             flush(&buffer)
@@ -85,9 +190,33 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
-    private func flush(_ buffer: inout [UInt8]) {
-        output.write(bytes: buffer)
-        buffer.removeAll(keepingCapacity: true)
+    /// Lines formatted and not yet written.
+    private struct LineBuffer {
+        var bytes: [UInt8] = []
+        var lines = 0
+    }
+
+    /// Writes the buffer, counting the lines that leave. A write that moves everything at once
+    /// (a file, a pipe with room) counts them all; one that moves part (a slow reader) counts
+    /// the line feeds in what left, so a log given up knows exactly what it lost.
+    private func flush(_ buffer: inout LineBuffer) {
+        guard !buffer.bytes.isEmpty else { return }
+        let total = buffer.bytes.count
+        let lines = buffer.lines
+        lock.withLock { stalledSince = .now }
+        let failure = output.write(bytes: buffer.bytes) { written in
+            let left = written.count == total ? lines : written.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            lock.withLock {
+                writtenLines += left
+                stalledSince = .now
+            }
+        }
+        lock.withLock {
+            stalledSince = nil
+            if let failure { writeError = failure }
+        }
+        buffer.bytes.removeAll(keepingCapacity: true)
+        buffer.lines = 0
     }
 
     /// The lines of one event.

@@ -10,11 +10,17 @@ final class OutputWriter: @unchecked Sendable {
     private let lock = NSLock()
     private let descriptor: Int32
     private let ownsDescriptor: Bool
+    /// The most bytes one system call is given. A blocking write to a pipe returns only once
+    /// it moved everything, so pipes (and terminals, sockets) get PIPE_BUF at a time, which
+    /// a pipe takes whole or not at all: what `progress` reports is then exactly what left,
+    /// and a slow reader shows as progress, not as a stall. Files take any size at once.
+    private let maximumWrite: Int
 
     /// A writer to standard output.
     init() {
         descriptor = STDOUT_FILENO
         ownsDescriptor = false
+        maximumWrite = Self.maximumWrite(descriptor)
     }
 
     /// A writer appending to `path`, created if needed.
@@ -25,6 +31,13 @@ final class OutputWriter: @unchecked Sendable {
         }
         descriptor = opened
         ownsDescriptor = true
+        maximumWrite = Self.maximumWrite(opened)
+    }
+
+    private static func maximumWrite(_ descriptor: Int32) -> Int {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return Int(PIPE_BUF) }
+        return Int.max
     }
 
     deinit {
@@ -51,19 +64,33 @@ final class OutputWriter: @unchecked Sendable {
 
     /// Writes bytes that hold whole lines, each ending in a line feed, in as few system calls
     /// as the descriptor allows: the event log hands over a few hundred kilobytes at a time.
-    func write(bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        lock.withLock {
+    /// `progress` sees what each system call moved. Returns the error that stopped it, if any.
+    @discardableResult
+    func write(bytes: [UInt8], progress: (UnsafeRawBufferPointer) -> Void = { _ in }) -> Int32? {
+        guard !bytes.isEmpty else { return nil }
+        return lock.withLock {
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
-                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    let written = Glibc.write(
+                        descriptor, buffer.baseAddress! + offset, min(buffer.count - offset, maximumWrite))
                     if written < 0 {
-                        if errno == EINTR { continue }
-                        return
+                        switch errno {
+                        case EINTR:
+                            continue
+                        case EAGAIN:
+                            // A descriptor another process made non-blocking: wait until it takes more.
+                            var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                            _ = poll(&ready, 1, -1)
+                            continue
+                        default:
+                            return errno
+                        }
                     }
+                    progress(UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + written]))
                     offset += written
                 }
+                return nil
             }
         }
     }

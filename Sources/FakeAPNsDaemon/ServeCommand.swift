@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// `fake-apns [serve]`: start the server and its control API, log events, stop cleanly on
-/// SIGINT or SIGTERM.
+/// SIGINT or SIGTERM: the listeners first (their connections are told), then the control
+/// API's waiting requests (answered 503), then the log, written out to its last line.
 enum ServeCommand {
     static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
         let options: Options
@@ -49,14 +50,17 @@ enum ServeCommand {
 
         let daemon: Daemon
         do {
-            daemon = try Daemon(options: options, devices: devices) { event in
-                metrics.record(event)
-                log.record(event)
-            }
+            daemon = try Daemon(
+                options: options, devices: devices,
+                onEvent: { event in
+                    metrics.record(event)
+                    log.record(event)
+                },
+                backPressure: { log.waitForRoom() })
             try daemon.start(metrics: metrics)
         } catch {
             FakeAPNsCommand.printError("\(error)")
-            log.close()
+            close(log)
             return 1
         }
         if !Options.isLoopback(options.webHost) {
@@ -67,8 +71,13 @@ enum ServeCommand {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
+        log.prepareToClose()
         daemon.stop()
-        log.close()
+        close(log)
         return 0
+    }
+
+    private static func close(_ log: EventLog) {
+        if let loss = log.close() { FakeAPNsCommand.printError("\(loss)") }
     }
 }

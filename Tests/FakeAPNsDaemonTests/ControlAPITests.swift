@@ -165,13 +165,31 @@ final class ControlAPITests: XCTestCase {
         let started = ContinuousClock.now
         api.stop()
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
-        switch try waiter.pop(timeout: .seconds(5)) {
-        case .success(let response): XCTAssertEqual(response.status, 503)
-        case .failure: break  // the connection closed before the answer left: as good
-        }
+        let response = try waiter.pop(timeout: .seconds(5)).get()
+        XCTAssertEqual(response.status, 503)
+        XCTAssertEqual(response.error, "unavailable")
         let again = ControlAPI(daemon: daemon, metrics: Metrics())
         defer { again.stop() }
         XCTAssertEqual(try again.start(host: "127.0.0.1", port: port), port)
+    }
+
+    func testDaemonStopAnswersEveryWaitingCurl503() throws {
+        let port = daemon.webPort
+        let curls = (0..<20).map { _ in
+            inBackground {
+                try runCurl(["--silent", "--show-error", "--write-out", "\n%{http_code}",
+                             "http://127.0.0.1:\(port)/api/v1/notifications/next?timeout=30"])
+            }
+        }
+        XCTAssertTrue(pollUntil(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 20 })
+        daemon.stop()
+        for curl in curls {
+            let (status, output) = try curl.pop(timeout: .seconds(10)).get()
+            XCTAssertEqual(status, 0, output)
+            let lines = output.split(separator: "\n")
+            XCTAssertEqual(lines.last, "503", output)
+            XCTAssertEqual(try JSONValue(parsing: String(lines.first ?? ""))["error"], "unavailable", output)
+        }
     }
 
     func testStopClosesEveryConnectionAndJoinsItsThread() throws {
@@ -705,4 +723,19 @@ final class ControlAPITests: XCTestCase {
             XCTAssertEqual((error as? ControlError)?.status, 400)
         }
     }
+}
+
+/// Runs curl with `arguments`; its exit status and what it printed on both outputs.
+private func runCurl(_ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
 }

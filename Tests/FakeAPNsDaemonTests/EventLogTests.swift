@@ -3,6 +3,10 @@ import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The event log as written to a file: every event's lines, in the order the events came,
 /// whether notification lines went through the batch writer or other events through their
 /// own lines, across the chunks the log writes at a time.
@@ -59,7 +63,7 @@ final class EventLogTests: XCTestCase {
                 for line in EventLog.jsonLines(event) { expected += line + "\n" }
             }
         }
-        log.close(timeout: 10)
+        log.close()
         let written = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertEqual(written.count, expected.count)
         XCTAssertTrue(written == expected)
@@ -68,7 +72,7 @@ final class EventLogTests: XCTestCase {
     func testTextLogStillHasALinePerNotification() throws {
         let log = EventLog(output: try OutputWriter(appendingTo: path), format: .text)
         for event in events() { log.record(event) }
-        log.close(timeout: 10)
+        log.close()
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 3 + 3002 + 1)
         XCTAssertEqual(lines.filter { $0.contains(" accepted #") }.count, 3002)
@@ -87,5 +91,118 @@ final class EventLogTests: XCTestCase {
         // Formats in the order of their names, as before.
         let formats = text.split(separator: "\n").filter { $0.hasPrefix("fakeapns_notifications_accepted_total{") }
         XCTAssertEqual(formats.map { $0.split(separator: "\"")[1] }, ["enhanced", "frame", "http2", "simple"])
+    }
+
+    // MARK: - Back-pressure and stop
+
+    /// A pipe that nobody reads until the test says so, and the log writing into it.
+    private final class UnreadPipe: @unchecked Sendable {
+        let readEnd: Int32
+        let writeEnd: Int32
+        private let received = Locked<[UInt8]>([])
+
+        init() throws {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+            (readEnd, writeEnd) = (ends[0], ends[1])
+        }
+
+        /// A writer of its own to the pipe, as `--log-file` opens one.
+        func writer() throws -> OutputWriter { try OutputWriter(appendingTo: "/proc/self/fd/\(writeEnd)") }
+
+        /// Reads on a thread of its own until every writer is closed (a log's, once its writer
+        /// thread ends), then closes the pipe.
+        func drain() {
+            close(writeEnd)
+            Thread { [self] in
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = read(readEnd, &chunk, chunk.count)
+                    if count <= 0 { break }
+                    received.withLock { $0 += chunk[..<count] }
+                }
+                close(readEnd)
+            }.start()
+        }
+
+        var lines: Int { received.withLock { $0.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } } }
+    }
+
+    /// Records `batches` batches of 1,000 notifications on a thread of its own, waiting for
+    /// room after each as the server's threads do; counts the batches recorded.
+    private func produce(into log: EventLog, batches: Int) -> (recorded: Locked<Int>, done: Mailbox<Bool>) {
+        let connection = ConnectionInfo(id: 1, peer: "127.0.0.1:5000", tlsVersion: "TLSv1.3")
+        let batch = notifications(1..<1001, connection: connection)
+        let recorded = Locked(0)
+        let done = Mailbox<Bool>(noun: "end")
+        Thread {
+            for _ in 0..<batches {
+                log.record(.accepted(batch))
+                log.waitForRoom()
+                recorded.withLock { $0 += 1 }
+            }
+            done.append(true)
+        }.start()
+        return (recorded, done)
+    }
+
+    /// Polls until `value` stops changing for a quarter of a second (within `timeout`).
+    private func settles(_ value: () -> Int, timeout: Duration = .seconds(30)) -> Int? {
+        let deadline = ContinuousClock.now + timeout
+        var last = value()
+        var since = ContinuousClock.now
+        while ContinuousClock.now < deadline {
+            usleep(10_000)
+            let now = value()
+            if now != last {
+                (last, since) = (now, .now)
+            } else if ContinuousClock.now - since >= .milliseconds(250) {
+                return now
+            }
+        }
+        return nil
+    }
+
+    func testProducersWaitWhileTheDestinationTakesNothingAndNothingIsDropped() throws {
+        let destination = try UnreadPipe()
+        let log = EventLog(output: try destination.writer(), format: .json)
+        let producer = produce(into: log, batches: 200)
+        let held = try XCTUnwrap(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
+        // The writer's batch and the queue: at most twice the limit, plus the batch that crossed it.
+        XCTAssertLessThanOrEqual(held * 1000, 2 * EventLog.backlogLimit + 2000)
+        XCTAssertLessThan(held, 200, "the producer was held back")
+        destination.drain()
+        XCTAssertEqual(try producer.done.pop(timeout: .seconds(60)), true)
+        XCTAssertNil(log.close())
+        XCTAssertTrue(pollUntil(timeout: .seconds(10)) { destination.lines == 200_000 }, "\(destination.lines) lines")
+    }
+
+    func testAStoppingLogGivesUpADestinationThatTakesNothingAndCountsWhatItLost() throws {
+        let destination = try UnreadPipe()
+        // Reading at last lets the given-up writer finish, so its thread ends.
+        defer { destination.drain() }
+        let log = EventLog(output: try destination.writer(), format: .json, stallLimit: .milliseconds(300))
+        let producer = produce(into: log, batches: 200)
+        XCTAssertNotNil(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
+        log.prepareToClose()
+        XCTAssertEqual(try producer.done.pop(timeout: .seconds(10)), true, "the held producer went on")
+        let loss = try XCTUnwrap(log.close())
+        var available: Int32 = 0
+        XCTAssertEqual(ioctl(destination.readEnd, UInt(FIONREAD), &available), 0)
+        let inThePipe = try XCTUnwrap(String(data: Data(readAvailable(destination.readEnd, Int(available))), encoding: .utf8))
+        let written = inThePipe.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+        XCTAssertEqual(loss.lines + written, 200_000, "what left and what was counted lost add up")
+        XCTAssertTrue(loss.description.contains("\(loss.lines) events of the log were not written"), loss.description)
+    }
+
+    private func readAvailable(_ descriptor: Int32, _ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let got = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + offset, count - offset) }
+            if got <= 0 { break }
+            offset += got
+        }
+        return Array(bytes[..<offset])
     }
 }

@@ -40,6 +40,10 @@ int fakeapns_http_port(const fakeapns_http_server *server);
 /// Requests begun and not yet finished (their state is freed when they finish).
 long fakeapns_http_open_requests(const fakeapns_http_server *server);
 
+/// Waits up to `timeout_milliseconds` until every request whose handler was called
+/// has finished (its answer sent, or its connection gone). Returns 1 when none is left.
+int fakeapns_http_drain(fakeapns_http_server *server, long timeout_milliseconds);
+
 /// Closes the listening socket and every connection, joins every thread, and frees
 /// the server. Handlers still running must return first.
 void fakeapns_http_stop(fakeapns_http_server *server);

@@ -42,6 +42,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     private let stamp: (@Sendable (inout Element, Int) -> Void)?
     private let arrived: (@Sendable ([Element]) -> Void)?
+    private let settled: (@Sendable () -> Void)?
     private var dropped = 0
     /// The most items the queue keeps; when more arrive the oldest are dropped (and counted).
     /// Nil: no limit.
@@ -49,15 +50,19 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     /// A mailbox whose timeout messages call its items `noun` ("notification"). `stamp`
     /// gives each arriving item its place in the order of arrival, from 1; `arrived` sees
-    /// each stamped batch, in order, inside the queue's lock (it must be quick).
+    /// each stamped batch, in order, inside the queue's lock (it must be quick). `settled` runs
+    /// on the appending thread after each append, once the lock is released and the waiting
+    /// pops have their items: a consumer of `arrived` that falls behind may block there to
+    /// slow the producer down.
     init(
         noun: String, capacity: Int? = nil, stamp: (@Sendable (inout Element, Int) -> Void)? = nil,
-        arrived: (@Sendable ([Element]) -> Void)? = nil
+        arrived: (@Sendable ([Element]) -> Void)? = nil, settled: (@Sendable () -> Void)? = nil
     ) {
         self.noun = noun
         self.capacity = capacity.map { max(1, $0) }
         self.stamp = stamp
         self.arrived = arrived
+        self.settled = settled
     }
 
     /// How many items were dropped, oldest first, to honour `capacity`.
@@ -266,6 +271,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         for (continuation, taken) in ready {
             continuation.resume(returning: taken)
         }
+        settled?()
     }
 
     /// Appends one item.

@@ -46,6 +46,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// Hears every event (connections, acceptances in order, refusals, feedback reads) on
         /// the server's own threads; keep it quick. The daemon's log and metrics use it.
         public var onEvent: (@Sendable (ServerEvent) -> Void)?
+        /// Called on the server thread that has just reported events to `onEvent`, once it
+        /// holds none of the server's locks: a consumer of `onEvent` that falls behind may block
+        /// here, which slows that connection down instead of letting a backlog grow (the
+        /// daemon's log does). Nil: never waits.
+        public var eventBackPressure: (@Sendable () -> Void)?
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -53,7 +58,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
             environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
-            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil
+            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil,
+            eventBackPressure: (@Sendable () -> Void)? = nil
         ) {
             self.host = host
             self.gatewayPort = gatewayPort
@@ -68,6 +74,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.maximumPayloadSize = maximumPayloadSize
             self.retention = retention
             self.onEvent = onEvent
+            self.eventBackPressure = eventBackPressure
         }
     }
 
@@ -104,6 +111,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         let notificationHistory = History<PushNotification>(capacity: configuration.retention)
         let rejectionHistory = History<Rejection>(capacity: configuration.retention)
         let onEvent = configuration.onEvent
+        let backPressure = configuration.eventBackPressure
         self.notificationHistory = notificationHistory
         self.rejectionHistory = rejectionHistory
         self.notifications = Mailbox(
@@ -112,14 +120,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
             arrived: { batch in
                 notificationHistory.append(contentsOf: batch)
                 onEvent?(.accepted(batch))
-            })
+            },
+            settled: backPressure)
         self.rejections = Mailbox(
             noun: "rejection", capacity: configuration.retention,
             stamp: { rejection, sequence in rejection.sequenceNumber = UInt64(sequence) },
             arrived: { batch in
                 rejectionHistory.append(contentsOf: batch)
                 batch.forEach { onEvent?(.rejected($0)) }
-            })
+            },
+            settled: backPressure)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
     }
@@ -160,6 +170,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 if let feedbackPort = configuration.feedbackPort {
                     let feedback = self.feedback
                     let onEvent = configuration.onEvent
+                    let backPressure = configuration.eventBackPressure
                     let listener = TLSListener(
                         name: "feedback", host: configuration.host, port: feedbackPort, context: context,
                         connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.feedback),
@@ -167,6 +178,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     ) { connection in
                         FeedbackSession(connection: connection, feedback: feedback) { tuples, info in
                             onEvent?(.feedbackRead(tuples, info))
+                            backPressure?()
                         }.run()
                     }
                     _ = try listener.start()
@@ -190,13 +202,19 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     private func handshakeFailed(_ listener: ListenerKind) -> @Sendable (String, TLSError) -> Void {
         let onEvent = configuration.onEvent
-        return { peer, error in onEvent?(.handshakeFailed(peer: peer, listener: listener, reason: error.description)) }
+        let backPressure = configuration.eventBackPressure
+        return { peer, error in
+            onEvent?(.handshakeFailed(peer: peer, listener: listener, reason: error.description))
+            backPressure?()
+        }
     }
 
     private func connectionChanged(_ listener: ListenerKind) -> @Sendable (ConnectionInfo, Bool) -> Void {
         let onEvent = configuration.onEvent
+        let backPressure = configuration.eventBackPressure
         return { info, opened in
             onEvent?(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
+            backPressure?()
         }
     }
 

@@ -29,12 +29,22 @@ final class ControlAPI: Sendable {
         return try server.start(host: host, port: port) { [routes] request in routes.respond(to: request) }
     }
 
-    /// Ends every wait in progress (they answer 503), then closes every connection and joins
-    /// every thread; the port is free when it returns. Safe to call twice.
+    /// Answers every `next` that starts from now on 503 at once; those waiting go on waiting
+    /// (a notification that arrives while the listeners stop still reaches them) until `stop()`.
+    func refuseNewWaits() {
+        routes.waits.refuseNew()
+    }
+
+    /// Ends every wait in progress (they answer 503), lets the answers leave, then closes every
+    /// connection and joins every thread; the port is free when it returns. Safe to call twice.
     func stop() {
         routes.waits.interruptAll()
-        server.stop()
+        server.stop(drainMilliseconds: Self.drainMilliseconds)
     }
+
+    /// How long a stop waits for the answers being written: those of the interrupted waits
+    /// take milliseconds; only a client that reads nothing holds a stop up this long.
+    private static let drainMilliseconds = 1000
 
     /// Requests begun and not finished (for tests that prove nothing is left behind).
     var openRequests: Int { server.openRequests }

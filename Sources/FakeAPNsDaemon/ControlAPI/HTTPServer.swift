@@ -130,9 +130,10 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// Closes the listener and every connection and joins every thread; the port is free when
-    /// it returns. Handlers still running must return first (a blocked one holds this up).
-    /// Safe to call twice.
-    func stop() {
+    /// it returns. First waits up to `drainMilliseconds` for the requests being answered to
+    /// finish, so answers already given leave before their connections close. Handlers still
+    /// running must return first (a blocked one holds this up). Safe to call twice.
+    func stop(drainMilliseconds: Int = 0) {
         let (server, box) = lock.withLock {
             defer {
                 running = nil
@@ -140,7 +141,10 @@ final class HTTPServer: @unchecked Sendable {
             }
             return (running, retained)
         }
-        if let server { fakeapns_http_stop(server) }
+        if let server {
+            fakeapns_http_drain(server, drainMilliseconds)
+            fakeapns_http_stop(server)
+        }
         box?.release()
     }
 

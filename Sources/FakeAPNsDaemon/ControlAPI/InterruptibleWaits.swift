@@ -5,7 +5,7 @@ import Dispatch
 /// cannot be interrupted), so `interruptAll()` cancels every task and each blocked thread
 /// wakes with `CancellationError`.
 final class InterruptibleWaits: Sendable {
-    /// Thrown to a wait that starts after `interruptAll()`.
+    /// Thrown to a wait that starts after `refuseNew()` or `interruptAll()`.
     struct Interrupted: Error {}
 
     /// Thrown when the waiter gave up (its client left) before anything came.
@@ -53,9 +53,14 @@ final class InterruptibleWaits: Sendable {
         }
     }
 
-    /// Whether `interruptAll()` was called.
+    /// Whether new waits are refused.
     var isInterrupted: Bool {
         state.withLock { $0.interrupted }
+    }
+
+    /// Refuses new waits; those in progress go on.
+    func refuseNew() {
+        state.withLock { $0.interrupted = true }
     }
 
     /// Cancels every wait in progress and refuses new ones.

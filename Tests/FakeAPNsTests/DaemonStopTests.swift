@@ -1,0 +1,176 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How `fake-apns` stops on SIGTERM, seen from outside: waiting `next` requests are answered
+/// 503, every notification accepted is in the log, and a log nobody reads holds the connections
+/// back without holding up the control API or the stop.
+final class DaemonStopTests: XCTestCase {
+    private struct Started {
+        let daemon: DaemonProcess
+        let gateway: Int
+        let web: Int
+    }
+
+    private func started(_ arguments: [String] = []) throws -> Started {
+        let daemon = try DaemonProcess(
+            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
+        let start = try daemon.nextJSON()
+        let ports = Dictionary(
+            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
+                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
+            })
+        return Started(daemon: daemon, gateway: try XCTUnwrap(ports["gateway"]), web: try XCTUnwrap(ports["web"]))
+    }
+
+    /// One control API call with curl: the HTTP status (0 when no answer came) and the body.
+    private func curl(_ web: Int, _ method: String, _ path: String) throws -> (status: Int, body: String) {
+        try Self.curl(web, method, path)
+    }
+
+    private static func curl(_ web: Int, _ method: String, _ path: String) throws -> (status: Int, body: String) {
+        let result = try runTool(
+            "/usr/bin/curl",
+            ["--silent", "--show-error", "--request", method, "--write-out", "\n%{http_code}", "http://127.0.0.1:\(web)\(path)"])
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n") + result.error)
+    }
+
+    /// Notifications accepted so far, from `/metrics`.
+    private func accepted(_ web: Int) throws -> Int {
+        let metrics = try curl(web, "GET", "/metrics")
+        XCTAssertEqual(metrics.status, 200, metrics.body)
+        return metrics.body.split(separator: "\n")
+            .filter { $0.hasPrefix("fakeapns_notifications_accepted_total{") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+            .reduce(0, +)
+    }
+
+    /// Threads of process `pid` that libmicrohttpd runs a connection on.
+    private func connectionThreads(_ pid: Int32) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("MHD-connection") == true
+        }.count
+    }
+
+    /// Starts `count` curl requests on threads of their own; the mailbox gets each answer.
+    private func waiters(_ web: Int, _ path: String, count: Int) -> Mailbox<(status: Int, body: String)> {
+        let answers = Mailbox<(status: Int, body: String)>(noun: "answer")
+        for _ in 0..<count {
+            Thread { answers.append((try? Self.curl(web, "GET", path)) ?? (-1, "curl did not run")) }.start()
+        }
+        return answers
+    }
+
+    private func expect503(_ answers: Mailbox<(status: Int, body: String)>, count: Int) throws {
+        for answer in try answers.pop(count: count, timeout: .seconds(30)) {
+            XCTAssertEqual(answer.status, 503, answer.body)
+            XCTAssertEqual(try? JSONValue(parsing: answer.body)["error"], "unavailable", answer.body)
+        }
+    }
+
+    /// Sends enhanced notifications on one connection, as fast as the daemon takes them, until
+    /// the connection fails or `stop` is set.
+    private final class Flood: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stopped = false
+        let ended = Mailbox<Bool>(noun: "end of the flood")
+
+        init(port: Int) throws {
+            let client = try TLSClient(host: "127.0.0.1", port: port)
+            let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
+            let chunk = (0..<500).flatMap { index in
+                BinaryEncoder.enhanced(
+                    identifier: UInt32(index), token: token, payload: Array(#"{"aps":{"alert":"flood \#(index)"}}"#.utf8))
+            }
+            Thread { [self] in
+                while !lock.withLock({ stopped }) {
+                    do { try client.send(chunk) } catch { break }
+                }
+                client.close()
+                ended.append(true)
+            }.start()
+        }
+
+        func stop() { lock.withLock { stopped = true } }
+    }
+
+    func testSIGTERMAnswersEveryWaitingNext503BeforeExiting() throws {
+        let daemon = try started()
+        let answers = waiters(daemon.web, "/api/v1/notifications/next?timeout=60", count: 20)
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.connectionThreads(daemon.daemon.process.processIdentifier) == 20 })
+        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(5)), 0)
+        try expect503(answers, count: 20)
+    }
+
+    func testSIGTERMDuringAFloodLeavesEveryAcceptedNotificationInTheLogFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stop-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let daemon = try started(["--log-file", file.path])
+        let flood = try Flood(port: daemon.gateway)
+        defer { flood.stop() }
+        XCTAssertTrue(eventually(timeout: .seconds(60)) { ((try? self.accepted(daemon.web)) ?? 0) >= 20_000 })
+        let acceptedBeforeStop = try accepted(daemon.web)
+        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)), 0, daemon.daemon.standardError)
+        // Every line, in order of arrival, none missing: sequence numbers run 1, 2, 3, …
+        var expected = 1
+        let text = try String(contentsOf: file, encoding: .utf8)
+        for line in text.split(separator: "\n") where line.hasPrefix(#"{"event":"notification""#) {
+            let sequence = try JSONValue(parsing: String(line))["sequence"]?.intValue
+            guard sequence == expected else {
+                XCTFail("line \(expected) has sequence \(sequence.map(String.init) ?? "none")")
+                return
+            }
+            expected += 1
+        }
+        XCTAssertGreaterThanOrEqual(expected - 1, acceptedBeforeStop, "every notification /metrics counted is logged")
+        XCTAssertEqual(daemon.daemon.standardError, "")
+    }
+
+    func testALogNobodyReadsHoldsConnectionsBackButNotTheAPIOrTheStop() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("unread-\(UUID().uuidString)").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        defer { unlink(fifo) }
+        // Opened for reading (so the daemon's open succeeds) and never read.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        let daemon = try started(["--log-file", fifo])
+        let flood = try Flood(port: daemon.gateway)
+        defer { flood.stop() }
+
+        // The connection is held back once the backlog is full: what is accepted stops growing,
+        // near the backlog bound (65,536 lines queued, as many being written) rather than at
+        // what the sender had to give.
+        var held = -1
+        var since = ContinuousClock.now
+        XCTAssertTrue(eventually(timeout: .seconds(60)) {
+            let now = (try? self.accepted(daemon.web)) ?? -1
+            if now != held { (held, since) = (now, .now) }
+            return now >= 65_536 && ContinuousClock.now - since >= .milliseconds(500)
+        }, "accepted: \(held)")
+        XCTAssertLessThan(held, 3 * 65_536)
+
+        // Meanwhile the control API answers, pops, waits, resets.
+        let rejectionWaiters = waiters(daemon.web, "/api/v1/rejections/next?timeout=60", count: 3)
+        XCTAssertEqual(try curl(daemon.web, "GET", "/healthz").status, 200)
+        let next = try curl(daemon.web, "GET", "/api/v1/notifications/next?timeout=5")
+        XCTAssertEqual(next.status, 200, next.body)
+        XCTAssertEqual(try JSONValue(parsing: next.body)["format"], "enhanced")
+        XCTAssertEqual(try curl(daemon.web, "POST", "/api/v1/reset").status, 200)
+        XCTAssertEqual(try accepted(daemon.web), held, "still held")
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.connectionThreads(daemon.daemon.process.processIdentifier) >= 3 })
+
+        // The stop gives the log up (it took nothing) and says how much it lost.
+        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)), 0)
+        try expect503(rejectionWaiters, count: 3)
+        let error = daemon.daemon.standardError
+        XCTAssertTrue(error.contains("events of the log were not written"), error)
+        XCTAssertTrue(error.contains("took nothing"), error)
+    }
+}
