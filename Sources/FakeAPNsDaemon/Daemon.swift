@@ -85,8 +85,8 @@ final class Daemon: Sendable {
         var configuration = FakeAPNsServer.Configuration(
             host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
             http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
-            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent,
-            eventBackPressure: backPressure)
+            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent)
+        configuration.eventBackPressure = backPressure
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
                 certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)

@@ -50,7 +50,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// holds none of the server's locks: a consumer of `onEvent` that falls behind may block
         /// here, which slows that connection down instead of letting a backlog grow (the
         /// daemon's log does). Nil: never waits.
-        public var eventBackPressure: (@Sendable () -> Void)?
+        package var eventBackPressure: (@Sendable () -> Void)?
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -58,8 +58,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
             environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
-            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil,
-            eventBackPressure: (@Sendable () -> Void)? = nil
+            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil
         ) {
             self.host = host
             self.gatewayPort = gatewayPort
@@ -74,7 +73,6 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.maximumPayloadSize = maximumPayloadSize
             self.retention = retention
             self.onEvent = onEvent
-            self.eventBackPressure = eventBackPressure
         }
     }
 
