@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
 # OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
-# libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
-# (openssl, curl, h2load and nghttp from nghttp2-client).
+# libmicrohttpd-dev), pkg-config, and the clients the tests drive the server with (openssl,
+# curl, h2load and nghttp from nghttp2-client, and python3-h2 for Debian's /usr/bin/python3).
 # Idempotent and quiet when everything is there already.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+/usr/bin/python3 -c 'import h2' >/dev/null 2>&1 || missing+=(python3-h2)
 
 if ((${#missing[@]} == 0)); then
     exit 0
