@@ -79,8 +79,79 @@ final class ServerLifecycleTests: XCTestCase {
         server.stop()
         XCTAssertEqual(server.openConnectionCount, 0)
         XCTAssertTrue(silent.waitForClose(timeout: .seconds(2)))
-        XCTAssertEqual(try stalled.readToEnd(), [])
+        XCTAssertEqual(try stalled.readToEnd(), [8, 10, 0, 0, 0, 0], "status 10, nothing accepted")
         XCTAssertEqual(server.notifications.count, 0, "a frame cut by the stop is not queued")
+    }
+
+    func testStopDecodesEverythingReceivedThenAnswersStatus10WithTheLastAcceptedIdentifier() throws {
+        let server = try FakeAPNsServer.started()
+        let client = try server.connectClient()
+        let frames = (1...500).flatMap { BinaryEncoder.enhanced(identifier: UInt32($0), token: Fixtures.token, payload: Fixtures.payload($0)) }
+        try client.send(frames)
+        // Every byte has left the client (and, on loopback, reached the server's socket).
+        XCTAssertTrue(eventually { unsentBytes(client.stream.socket) == 0 })
+        server.stop()
+        XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0x01, 0xF4], "status 10 naming identifier 500")
+        XCTAssertEqual(try server.notifications.pop(count: 500, timeout: .zero).map(\.identifier), (1...500).map(UInt32.init))
+    }
+
+    func testStopTellsAnIdleConnectionTheLastIdentifierItAccepted() throws {
+        let server = try FakeAPNsServer.started()
+        let client = try server.connectClient()
+        for identifier: UInt32 in [7, 3, 9] {
+            try client.send(BinaryEncoder.enhanced(identifier: identifier, token: Fixtures.token, payload: Fixtures.alert))
+        }
+        XCTAssertEqual(try server.notifications.pop(count: 3, timeout: .seconds(5)).count, 3)
+        server.stop()
+        XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 9])
+    }
+
+    func testStopDuringAFaultDelayAnswersStatus10AndDropsTheDelayedNotification() throws {
+        let server = try FakeAPNsServer.started()
+        server.faults.add(FaultRule(match: .nth(2), action: .delay(.seconds(30))))
+        let client = try server.connectClient()
+        try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
+            + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).identifier, 1)
+        server.stop()
+        XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 1], "status 10: resend after identifier 1")
+        XCTAssertEqual(server.notifications.count, 0)
+        let rejection = try server.rejections.pop(timeout: .zero)
+        XCTAssertEqual(rejection.status, .shutdown)
+        XCTAssertEqual(rejection.connectionClosed, true)
+    }
+
+    func testStopWhileAClientFloodsEndsInTimeAndTheIdentifierMarksExactlyWhatWasQueued() throws {
+        let server = try FakeAPNsServer.started()
+        let client = try server.connectClient(readTimeout: .seconds(5))
+        var next: UInt32 = 1
+        func sendSome() throws {
+            let frames = (next..<next + 200).flatMap { BinaryEncoder.enhanced(identifier: $0, token: Fixtures.token, payload: Fixtures.alert) }
+            next += 200
+            try client.send(frames)
+        }
+        for _ in 0..<20 { try sendSome() }
+        let stopped = Mailbox<Duration>(noun: "stop")
+        Thread {
+            let clock = ContinuousClock()
+            stopped.append(clock.measure { server.stop() })
+        }.start()
+        // Keep sending until the server has answered (or stopped listening to us).
+        var answer: [UInt8] = []
+        while answer.count < 6 {
+            var descriptor = pollfd(fd: client.stream.socket, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 0) > 0 {
+                answer = try client.readToEnd()
+                break
+            }
+            do { try sendSome() } catch { answer = (try? client.readToEnd()) ?? []; break }
+        }
+        XCTAssertLessThan(try stopped.pop(timeout: .seconds(10)), .seconds(2), "stop() took too long")
+        XCTAssertEqual(Array(answer.prefix(2)), [8, 10], "status 10")
+        let last = answer.count >= 6 ? answer[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
+        let queued = server.notifications.removeAll().map(\.identifier)
+        XCTAssertGreaterThanOrEqual(last, 4000, "everything sent before the stop was accepted")
+        XCTAssertEqual(queued, Array(1...last), "queued: exactly the notifications up to the identifier")
     }
 
     func testNotificationsStayPoppableAfterStop() throws {
@@ -120,4 +191,10 @@ final class ServerLifecycleTests: XCTestCase {
         client.close()
         withExtendedLifetime(idle) {}
     }
+}
+
+/// Bytes a socket has not had acknowledged yet (TIOCOUTQ).
+private func unsentBytes(_ socket: Int32) -> Int {
+    var count: Int32 = 0
+    return ioctl(socket, UInt(TIOCOUTQ), &count) == 0 ? Int(count) : -1
 }

@@ -49,7 +49,9 @@ struct GatewaySession {
                 return
             }
             if count == 0 {
-                if buffer.count > 0 && !connection.listener.isStopping {
+                if connection.listener.isStopping {
+                    end(with: shutdown())
+                } else if buffer.count > 0 {
                     let failure = buffer.withReadable { context.decoder.truncated($0) }
                     end(with: refuse(failure))
                 }
@@ -62,7 +64,19 @@ struct GatewaySession {
                 end(with: ending)
                 return
             }
+            if !connection.listener.mayKeepReading {
+                end(with: shutdown())
+                return
+            }
         }
+    }
+
+    /// How a connection ends when the server stops: as Apple's gateway did, status 10 naming
+    /// the last notification accepted here, after everything received was decoded. A frame
+    /// cut short by the stop is not a client's error: it is dropped, and the identifier tells
+    /// the client where to resume.
+    private func shutdown() -> Ending {
+        Ending(response: BinaryErrorResponse(status: .shutdown, identifier: state.lastAcceptedIdentifier))
     }
 
     /// Decodes and judges every complete notification in `bytes`; returns the bytes used and,
@@ -141,7 +155,7 @@ struct GatewaySession {
         case .fault(let rule, _):
             return closeSilently(notification, detail: "fault rule: \(rule)", batch: &batch)
         case .stopped:
-            return closeSilently(notification, detail: "the server stopped during a fault delay", batch: &batch)
+            refusal = (.shutdown, "the server stopped during a fault delay", .fault)
         }
         context.notifications.append(contentsOf: batch)
         batch.removeAll()

@@ -238,14 +238,19 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
     }
 
-    /// Closes every listener and connection and waits for their threads to end; the ports
-    /// are free when it returns. Queued notifications stay poppable. Safe to call twice.
+    /// Closes every listener, ends every connection as Apple's servers did, and waits for
+    /// their threads to end; the ports are free when it returns. Everything a client had sent
+    /// is decoded first; then binary connections get status 10 (shutdown) naming the last
+    /// notification accepted on them, and HTTP/2 connections a GOAWAY naming the last stream
+    /// processed. Connections still open after a second are cut. Queued notifications stay
+    /// poppable. Safe to call twice.
     public func stop() {
         let listeners: [TLSListener] = lock.withLock {
             state = .stopped
             return [gateway, feedbackListener, http2Listener].compactMap { $0 }
         }
-        listeners.forEach { $0.stop() }
+        listeners.forEach { $0.beginStop() }
+        listeners.forEach { $0.finishStop() }
     }
 
     /// The binary gateway's bound port (0 before `start()`).

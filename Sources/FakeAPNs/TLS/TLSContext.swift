@@ -85,6 +85,13 @@ final class TLSContext: @unchecked Sendable {
             throw TLSError.fromErrorQueue("configuring the server context")
         }
         try context.use(identity: identity)
+        // No TLS 1.3 session tickets. A ticket is a message the server sends after the
+        // handshake; a binary-era client writes its notifications and closes without ever
+        // reading, so the ticket sits unread in its socket, its kernel answers the close with a
+        // reset, and the handshake's ticket write fails before the notifications are read: they
+        // were lost. With no ticket, the server sends nothing a client must read. Apple's
+        // gateway spoke TLS 1.2, where tickets come inside the handshake.
+        _ = SSL_CTX_set_num_tickets(raw, 0)
         let sessionContext = Array("fake-apns".utf8)
         _ = SSL_CTX_set_session_id_context(raw, sessionContext, UInt32(sessionContext.count))
         switch clientCertificates.mode {

@@ -136,6 +136,12 @@ final class TLSStream: @unchecked Sendable {
         String(cString: SSL_get_version(ssl))
     }
 
+    /// Ends reading, from any thread: reads return what the client had sent, then the end of
+    /// the stream (a blocked read wakes). Writes still work, so the connection can say goodbye.
+    func stopReading() {
+        Glibc.shutdown(socket, Int32(SHUT_RD))
+    }
+
     /// Wakes a blocked read, write or handshake from any thread; they then fail or end.
     func interrupt() {
         Glibc.shutdown(socket, Int32(SHUT_RDWR))

@@ -6,9 +6,13 @@ import Glibc
 #endif
 
 /// Accepts TLS connections on one address and runs each on its own thread, so a client that
-/// never handshakes, stalls mid-frame or floods garbage holds only its own thread. Stopping
-/// closes the listening socket (the port is free at once), interrupts every connection and
-/// joins every thread.
+/// never handshakes, stalls mid-frame or floods garbage holds only its own thread.
+///
+/// Stopping closes the listening socket (the port is free at once), then lets connections end
+/// the way Apple's servers did: their reads end once what the client had sent is read (a
+/// client still sending is read for at most `drainTime`), while writes still work, so a
+/// handler can decode everything received and say goodbye (binary: status 10; HTTP/2:
+/// GOAWAY). Connections still open after `stopGrace` are cut; then every thread is joined.
 final class TLSListener: @unchecked Sendable {
     /// What a connection handler gets: the stream, its record, and whether the listener is
     /// stopping (then an abrupt end is the server's doing, not the client's).
@@ -36,7 +40,14 @@ final class TLSListener: @unchecked Sendable {
     private var threads: [Int: OSThread] = [:]
     private var finished: [Int] = []
     private var stopping = false
+    private var drainDeadline: Deadline?
+    private var stopDeadline: Deadline?
     private var boundPort = 0
+
+    /// How long a stopping listener goes on reading from a client that keeps sending.
+    static let drainTime: Duration = .milliseconds(300)
+    /// How long a stopping listener waits for its connections to end before cutting them.
+    static let stopGrace: Duration = .seconds(1)
 
     init(
         name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
@@ -60,6 +71,12 @@ final class TLSListener: @unchecked Sendable {
     /// Whether `stop()` has begun.
     var isStopping: Bool { lock.withLock { stopping } }
 
+    /// Whether a connection should read on: until the listener stops, and then while it
+    /// drains. A handler that finds it false stops reading and ends its connection.
+    var mayKeepReading: Bool {
+        lock.withLock { drainDeadline.map { !$0.hasPassed } ?? true }
+    }
+
     /// How many connections are open.
     var openConnectionCount: Int { lock.withLock { streams.count } }
 
@@ -80,19 +97,25 @@ final class TLSListener: @unchecked Sendable {
         return port
     }
 
-    /// Stops accepting, closes every connection and waits for every thread. Safe to call
-    /// more than once, and before `start()`.
+    /// Stops accepting, lets every connection end (see the type's description) and waits for
+    /// every thread. Safe to call more than once, and before `start()`.
     func stop() {
+        beginStop()
+        finishStop()
+    }
+
+    /// Closes the listening socket and ends every connection's reads; returns at once, so
+    /// several listeners can drain side by side before `finishStop()`.
+    func beginStop() {
         let accepting: OSThread? = lock.withLock {
             guard !stopping else { return nil }
             stopping = true
+            drainDeadline = .after(Self.drainTime)
+            stopDeadline = .after(Self.stopGrace)
             lock.broadcast()
             return acceptThread
         }
-        guard let accepting else {
-            waitForConnections()
-            return
-        }
+        guard let accepting else { return }
         var one: UInt64 = 1
         _ = lock.withLock { write(wakeSocket, &one, 8) }
         accepting.join()
@@ -101,6 +124,17 @@ final class TLSListener: @unchecked Sendable {
             close(wakeSocket)
             listenSocket = -1
             wakeSocket = -1
+            for stream in streams.values { stream.stopReading() }
+        }
+    }
+
+    /// Waits for the connections to end, cuts those still open after `stopGrace`, and joins
+    /// every thread.
+    func finishStop() {
+        lock.withLock {
+            if let stopDeadline {
+                while !streams.isEmpty && lock.wait(until: stopDeadline) {}
+            }
             for stream in streams.values { stream.interrupt() }
         }
         waitForConnections()
@@ -184,7 +218,7 @@ final class TLSListener: @unchecked Sendable {
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
             onConnection(info, true)
             handler(Connection(stream: stream, info: info, listener: self))
-            if !isStopping { stream.sendCloseNotify() }
+            stream.sendCloseNotify()
             onConnection(info, false)
         } catch let error as TLSError {
             if !isStopping { onHandshakeFailure(peer, error) }
