@@ -120,23 +120,26 @@ final class HTTP2GoAwayTests: XCTestCase {
 
     func testGoAwayFaultReasonReachesTheClientAndRetriedStreamsArriveOnce() throws {
         server.faults.add(FaultRule(match: .nth(5), action: .goAway(.shutdown)))
-        let run = try PythonH2Run.run("pipeline", against: server, ["--count", "20", "--retry"])
+        // Request 0 sends its headers only; requests 1 to 20 are whole, and 5 meets the fault.
+        let run = try PythonH2Run.run("pipeline", against: server, ["--incomplete", "1", "--count", "20", "--retry"])
         let goAway = try XCTUnwrap(run.goaway, "\(run.frames)")
-        let faulted = run.requests[4]
+        let faulted = run.requests[5]
         XCTAssertEqual(goAway.lastStreamId, faulted.stream, "GOAWAY names the last stream processed")
         XCTAssertEqual(goAway.errorCode, 0)
         XCTAssertEqual(goAway.debug, #"{"reason":"Shutdown"}"#)
         XCTAssertEqual(faulted.status, 503)
         XCTAssertEqual(faulted.reason, "Shutdown", "the client read the answer before GOAWAY: \(run.frames)")
-        XCTAssertEqual(run.frames.last, "GOAWAY 0")
-        for request in run.requests[..<4] { XCTAssertEqual(request.status, 200, "\(request)") }
-        for request in run.requests[5...] {
+        XCTAssertEqual(run.frames.suffix(2), ["RST_STREAM 1", "GOAWAY 0"])
+        XCTAssertEqual(run.requests[0].reset, 7, "the request still arriving is refused (REFUSED_STREAM)")
+        XCTAssertEqual(run.requests[0].retry?.status, 200)
+        for request in run.requests[1..<5] { XCTAssertEqual(request.status, 200, "\(request)") }
+        for request in run.requests[6...] {
             XCTAssertGreaterThan(request.stream, goAway.lastStreamId)
             XCTAssertNil(request.status, "\(request)")
             XCTAssertEqual(request.retry?.status, 200, "\(request)")
         }
-        let queued = PythonH2Run.indexes(of: try server.notifications.pop(count: 19, timeout: .seconds(10)))
-        XCTAssertEqual(queued.sorted(), Array(0..<4) + Array(5..<20), "each notification once")
+        let queued = PythonH2Run.indexes(of: try server.notifications.pop(count: 20, timeout: .seconds(10)))
+        XCTAssertEqual(queued.sorted(), Array(0..<5) + Array(6...20), "each notification once")
         XCTAssertEqual(server.notifications.count, 0)
         let rejection = try server.rejections.pop(timeout: .seconds(5))
         XCTAssertTrue(rejection.connectionClosed)
@@ -176,7 +179,9 @@ final class HTTP2GoAwayTests: XCTestCase {
     }
 
     func testStopSendsGoAwayNamingTheLastProcessedStream() throws {
-        let outcome = PythonH2Run.start("keep-sending", against: server, ["--window", "20", "--seconds", "60"])
+        // Requests 0 and 1 send their headers only: they are still arriving when the server stops.
+        let outcome = PythonH2Run.start(
+            "keep-sending", against: server, ["--incomplete", "2", "--window", "20", "--seconds", "60"])
         XCTAssertTrue(eventually(timeout: .seconds(30)) { server.notifications.totalArrived >= 200 })
         let stopping = ContinuousClock.now
         server.stop()
@@ -186,6 +191,7 @@ final class HTTP2GoAwayTests: XCTestCase {
         XCTAssertEqual(goAway.errorCode, 0)
         XCTAssertGreaterThan(goAway.lastStreamId, 0)
         XCTAssertEqual(run.frames.last, "GOAWAY 0")
+        XCTAssertEqual(run.requests[0..<2].map(\.reset), [7, 7], "requests still arriving are refused")
         for request in run.requests where request.stream <= goAway.lastStreamId {
             XCTAssertTrue(request.status == 200 || request.reset == 7, "answered or refused: \(request)")
         }

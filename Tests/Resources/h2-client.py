@@ -10,10 +10,12 @@ sent again on a new connection with --retry.
 Modes:
     pipeline      sends --count requests at once, reads until every one is answered, GOAWAY or
                   the end of the connection
-    rapid-reset   sends --resets pairs of HEADERS + RST_STREAM (CANCEL), then --count requests,
-                  at once; reads as pipeline
+    rapid-reset   sends a request, --resets pairs of HEADERS + RST_STREAM (CANCEL), then --count
+                  requests, at once; reads as pipeline
     keep-sending  keeps --window requests outstanding, sending one more whenever one is
                   answered, until GOAWAY, the end of the connection or --seconds
+
+--incomplete N first sends the headers of N requests whose bodies never come.
 
 Request n (from 0) carries apns-id 00000000-0000-4000-8000-<n as 12 digits>, so the test
 matches the queue to the requests. Prints one JSON object: "requests" (index, stream, status,
@@ -69,13 +71,15 @@ class Connection:
         return [(":method", "POST"), (":scheme", "https"), (":authority", authority),
                 (":path", "/3/device/" + self.options.token)]
 
-    def request(self, index):
+    def request(self, index, complete=True):
+        """Sends request `index`; without `complete`, its headers only: the body never comes."""
         stream = self.h2.get_next_available_stream_id()
         headers = self.headers() + [("apns-topic", "com.example.app"), ("apns-push-type", "alert"),
                                     ("apns-id", apns_id(index))]
         self.h2.send_headers(stream, headers)
-        body = json.dumps({"aps": {"alert": "Message %d" % index}, "n": index}).encode()
-        self.h2.send_data(stream, body, end_stream=True)
+        if complete:
+            body = json.dumps({"aps": {"alert": "Message %d" % index}, "n": index}).encode()
+            self.h2.send_data(stream, body, end_stream=True)
         self.answers[stream] = {"index": index, "stream": stream, "status": None, "reason": None, "reset": None,
                                 "body": b"", "done": False}
         return stream
@@ -168,6 +172,7 @@ def main():
     parser.add_argument("--token", default="fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--resets", type=int, default=0)
+    parser.add_argument("--incomplete", type=int, default=0)
     parser.add_argument("--window", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--timeout", type=float, default=20)
@@ -175,10 +180,12 @@ def main():
     options = parser.parse_args()
 
     connection = Connection(options)
+    for index in range(options.incomplete):
+        connection.request(index, complete=False)
+    sent = options.incomplete
     if options.mode == "keep-sending":
         deadline = time.monotonic() + options.seconds
-        sent = 0
-        while sent < options.window:
+        while connection.outstanding() < options.incomplete + options.window:
             connection.request(sent)
             sent += 1
         connection.send()
@@ -186,22 +193,20 @@ def main():
             completed = connection.completed
             connection.read(lambda: connection.completed > completed)
             if connection.goaway is None and not connection.ended:
-                while connection.outstanding() < options.window:
+                while connection.outstanding() < options.incomplete + options.window:
                     connection.request(sent)
                     sent += 1
                 connection.send()
     else:
         if options.mode == "rapid-reset":
-            connection.request(0)
+            connection.request(sent)
+            sent += 1
             for _ in range(options.resets):
                 connection.reset_pair()
-            first = 1
-        else:
-            first = 0
-        for index in range(first, first + options.count):
+        for index in range(sent, sent + options.count):
             connection.request(index)
         connection.send()
-        connection.read(lambda: connection.outstanding() == 0)
+        connection.read(lambda: connection.outstanding() <= options.incomplete)
     connection.close()
 
     retry = [a for a in connection.answers.values() if unprocessed(connection, a)]

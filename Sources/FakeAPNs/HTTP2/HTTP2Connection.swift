@@ -100,12 +100,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 return
             }
             if count == 0 {
-                // A stopping listener ends every connection's reads, and gives it a moment to
-                // say goodbye: what arrived is answered; GOAWAY names the last stream of it.
-                if connection.listener.isStopping {
-                    goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
-                    _ = flush()
-                }
+                if connection.listener.isStopping { sayGoodbye() }
                 return
             }
             var protocolError = false
@@ -117,7 +112,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 }
             }
             guard flush(), !protocolError, !closing, session.isAlive else { return }
+            if !connection.listener.mayKeepReading { return sayGoodbye() }
         }
+    }
+
+    /// How a connection ends when the server stops: its listener ends the reads (at once, or
+    /// after a while for a client that keeps sending) and gives it a moment. What arrived was
+    /// answered; GOAWAY names the last stream of it.
+    private func sayGoodbye() {
+        goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
+        _ = flush()
     }
 
     /// Writes what the round produced, in one TLS write: every frame nghttp2 has queued, then
