@@ -135,7 +135,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             try session.takeOutput(appendingTo: &output)
             if let goAway = owedGoAway {
                 owedGoAway = nil
-                for stream in streams.streams { session.submitReset(stream, errorCode: Self.refusedStream) }
+                for stream in streams.pendingStreams { session.submitReset(stream, errorCode: Self.refusedStream) }
                 session.submitGoAway(
                     lastStream: goAwayLastStream, errorCode: goAway.errorCode, debugData: goAway.debugData)
                 try session.takeOutput(appendingTo: &output)
@@ -391,7 +391,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     /// Apple's error body, `{"reason":…}` with `timestamp` in milliseconds for 410; also the
     /// debug data of a GOAWAY.
-    static func errorBody(_ reason: APNsReason, unregisteredAt: Date? = nil) -> [UInt8] {
+    private static func errorBody(_ reason: APNsReason, unregisteredAt: Date? = nil) -> [UInt8] {
         var body: [UInt8] = []
         JSONWriter.append(#"{"reason":"#, to: &body)
         JSONWriter.writeString(reason.rawValue, to: &body)

@@ -108,7 +108,7 @@ struct HTTP2StreamTable {
     }
 
     /// The streams whose requests are still arriving, in no order.
-    var streams: [Int32] { ids.filter { $0 != 0 } }
+    var pendingStreams: [Int32] { ids.filter { $0 != 0 } }
 
     /// The slot of `stream`, holding an empty request (emptied if the stream was there).
     mutating func insert(_ stream: Int32) -> Int {
