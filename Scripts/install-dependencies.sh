@@ -2,7 +2,8 @@
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
 # OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
 # libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
-# (openssl, curl, h2load and nghttp from nghttp2-client, Debian's python3, php-cli).
+# (openssl, curl, h2load and nghttp from nghttp2-client, Debian's python3 with python3-h2,
+# php-cli).
 # Idempotent and quiet when everything is there already.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 [ -x /usr/bin/python3 ] || missing+=(python3)
 [ -x /usr/bin/php ] || missing+=(php-cli)
+/usr/bin/python3 -c 'import h2' >/dev/null 2>&1 || missing+=(python3-h2)
 
 if ((${#missing[@]} == 0)); then
     exit 0

@@ -17,7 +17,7 @@
 // background, a known push type whose topic suffix agrees, collapse id <= 64 bytes, an allowed
 // well-formed topic, a body of 1...limit bytes carried unchanged); with an apns-topic header,
 // .token and .any answer alike and .certificate accepts nothing .any refuses; a refusal is a
-// 4xx with a detail.
+// 4xx with a detail, naming the path's token whenever the path held a valid one.
 
 @testable import FakeAPNs
 
@@ -87,6 +87,19 @@ private func parseInput(_ input: [UInt8]) -> (topics: [String], request: HTTP2Re
     return (topics, HTTP2Request(headers: headers, body: body))
 }
 
+/// The token a refusal must name: the path's, lowercased, when it is `/3/device/` and 2 to 200
+/// hex digits, an even number.
+private func pathToken(_ path: String) -> String? {
+    let prefix = Array("/3/device/".utf8)
+    let bytes = Array(path.utf8)
+    guard bytes.starts(with: prefix) else { return nil }
+    let hex = bytes.dropFirst(prefix.count)
+    guard hex.count % 2 == 0, (2...200).contains(hex.count), hex.allSatisfy({ DeviceToken.hexValue($0) != nil }) else {
+        return nil
+    }
+    return String(decoding: hex.map { $0 | 0x20 }, as: UTF8.self)
+}
+
 /// Bytes as the transport turns them into a String (invalid UTF-8 replaced).
 private func text(_ bytes: ArraySlice<UInt8>) -> String {
     String(decoding: bytes, as: UTF8.self)
@@ -96,8 +109,11 @@ private func check(
     _ result: RequestValidation, _ request: HTTP2Request, authority: TopicAuthority, _ validator: RequestValidator
 ) {
     guard case .accepted(let fields) = result else {
-        if case .rejected(let reason, let detail) = result {
+        if case .rejected(let reason, let detail, let token) = result {
             require((400...499).contains(reason.status) && !detail.isEmpty, "refusal \(reason) \(reason.status)")
+            let expected = pathToken(request.firstValue(of: ":path") ?? "")
+            let named = token?.hex ?? "no token"
+            require(token?.hex == expected, "refusal \(reason) names \(named), the path \(expected ?? "none")")
         }
         return
     }
@@ -191,8 +207,8 @@ private func check(
 /// The same answer: the same reason, or the same fields.
 private func same(_ a: RequestValidation, _ b: RequestValidation) -> Bool {
     switch (a, b) {
-    case (.rejected(let x, _), .rejected(let y, _)):
-        return x == y
+    case (.rejected(let x, _, let xToken), .rejected(let y, _, let yToken)):
+        return x == y && xToken == yToken
     case (.accepted(let x), .accepted(let y)):
         return x.deviceToken == y.deviceToken && x.apnsID == y.apnsID && x.apnsIDWasGenerated == y.apnsIDWasGenerated
             && x.expiration == y.expiration && x.priority == y.priority && x.topic == y.topic

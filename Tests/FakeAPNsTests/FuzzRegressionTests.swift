@@ -84,7 +84,7 @@ final class FuzzRegressionTests: XCTestCase {
                     XCTAssert((1...(fields.pushType == .voip ? 5120 : 4096)).contains(body.count), name)
                     if case .certificate(let topics) = authority { XCTAssert(topics.contains(fields.topic ?? ""), name) }
                     if case .token = authority { XCTAssertNotNil(request.firstValue(of: "apns-topic"), name) }
-                case .rejected(let reason, let detail):
+                case .rejected(let reason, let detail, _):
                     XCTAssert((400...499).contains(reason.status) && !detail.isEmpty, name)
                 }
             }

@@ -32,7 +32,7 @@ final class RequestValidatorTests: XCTestCase {
         switch validation {
         case .accepted(let fields):
             return fields
-        case .rejected(let reason, let detail):
+        case .rejected(let reason, let detail, _):
             XCTFail("expected acceptance, got \(reason): \(detail)", file: file, line: line)
             return nil
         }
@@ -45,7 +45,7 @@ final class RequestValidatorTests: XCTestCase {
         switch validation {
         case .accepted(let fields):
             XCTFail("expected \(expected), got acceptance of \(fields.deviceToken)", file: file, line: line)
-        case .rejected(let reason, let detail):
+        case .rejected(let reason, let detail, _):
             XCTAssertEqual(reason, expected, "detail: \(detail)", file: file, line: line)
             XCTAssertFalse(detail.isEmpty, file: file, line: line)
             if let status {
@@ -334,7 +334,7 @@ final class RequestValidatorTests: XCTestCase {
 
     func testPushTypeTopicMismatchDetailNamesBoth() {
         let headers: [(name: String, value: String)] = [("apns-push-type", "alert"), ("apns-topic", "com.x.voip")]
-        guard case .rejected(_, let detail) = validate(request(headers: headers), topics: .token) else {
+        guard case .rejected(_, let detail, _) = validate(request(headers: headers), topics: .token) else {
             return XCTFail("expected a rejection")
         }
         XCTAssertTrue(detail.contains("alert") && detail.contains("com.x.voip"), detail)
@@ -552,7 +552,7 @@ final class RequestValidatorTests: XCTestCase {
                 XCTAssertTrue([1, 5, 10].contains(fields.priority.rawValue))
                 XCTAssertEqual(RequestValidator.canonicalUUID(fields.apnsID), fields.apnsID)
                 XCTAssertFalse(fields.deviceToken.bytes.isEmpty)
-            case .rejected(let reason, let detail):
+            case .rejected(let reason, let detail, _):
                 reasonsSeen.insert(reason.rawValue)
                 XCTAssertTrue([400, 404, 405, 413].contains(reason.status), "\(reason)")
                 XCTAssertLessThan(detail.utf8.count, 2000)

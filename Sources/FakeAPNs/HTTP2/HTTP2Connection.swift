@@ -15,6 +15,10 @@ struct HTTP2Context: Sendable {
 /// request is validated, authenticated and judged as APNs would, and answered with Apple's
 /// status, headers and `{"reason":…}` body. Accepted notifications are queued before their
 /// 200 leaves.
+///
+/// A GOAWAY, whoever sends it (a fault rule, the server stopping, nghttp2 defending the
+/// connection), names the last stream processed: nothing received on a stream above it is
+/// queued or recorded, so a client may send those requests again on another connection.
 final class HTTP2Connection: HTTP2SessionDelegate {
     /// The stream limit APNs announces once a connection may send freely.
     static let openStreamLimit: UInt32 = 1000
@@ -22,6 +26,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// streams costs at most a few megabytes.
     private static let headerLimit = 100
     private static let headerBytesLimit = 16 * 1024
+    /// RST_STREAM's REFUSED_STREAM: the request was not processed, and may be sent again.
+    private static let refusedStream: UInt32 = 7
     /// Body bytes kept per stream: one more than the largest payload, enough to answer 413.
     private let bodyLimit: Int
 
@@ -35,14 +41,29 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// The stream whose header block arrives now (0: none) and its slot in `streams`: a
     /// header block comes whole, so its fields go straight to the slot.
     @exclusivity(unchecked) private var headerBlock: (stream: Int32, slot: Int) = (0, 0)
+    /// Accepted notifications and refusals waiting for their answers to leave, each with its
+    /// stream, so that a GOAWAY can withhold those above its last stream.
     @exclusivity(unchecked) private var batch: [PushNotification] = []
+    @exclusivity(unchecked) private var batchStreams: [Int32] = []
+    @exclusivity(unchecked) private var refusals: [Rejection] = []
+    @exclusivity(unchecked) private var refusalStreams: [Int32] = []
     /// What nghttp2 sends next, reused from one round to the next.
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var tokens: ProviderTokenSession
     @exclusivity(unchecked) private var uuids = RandomUUID()
     @exclusivity(unchecked) private var streamsOpened = false
-    @exclusivity(unchecked) private var closeAfterFlush = false
-    @exclusivity(unchecked) private var closeNow = false
+    /// The highest stream answered, reset or closed on: streams complete out of order, so a
+    /// GOAWAY of this side names this one, never the stream that caused it.
+    @exclusivity(unchecked) private var lastProcessed: Int32 = 0
+    /// Requests on streams above this are not handled: a GOAWAY refuses them, or the
+    /// connection is closing.
+    @exclusivity(unchecked) private var streamCeiling = Int32.max
+    /// The last stream of the GOAWAY sent or owed; what came on streams above it is not kept.
+    @exclusivity(unchecked) private var goAwayLastStream = Int32.max
+    /// The GOAWAY this side owes, sent once the round's answers are out.
+    @exclusivity(unchecked) private var owedGoAway: (errorCode: UInt32, debugData: [UInt8])?
+    /// The connection closes at the end of this round.
+    @exclusivity(unchecked) private var closing = false
 
     init(connection: TLSListener.Connection, context: HTTP2Context) {
         self.connection = connection
@@ -71,14 +92,17 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         streamsOpened = !tokenAuthentication
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         guard flush() else { return }
-        while !closeNow {
+        while true {
             let count: Int
             do {
                 count = try buffer.withUnsafeMutableBytes { try connection.stream.read(into: $0) }
             } catch {
                 return
             }
-            if count == 0 { return }
+            if count == 0 {
+                if connection.listener.isStopping { sayGoodbye() }
+                return
+            }
             var protocolError = false
             buffer.withUnsafeBytes { bytes in
                 do {
@@ -87,22 +111,36 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                     protocolError = true
                 }
             }
-            deliver()
-            if closeNow { return }
-            guard flush(), !protocolError, !closeAfterFlush, session.isAlive else { return }
+            guard flush(), !protocolError, !closing, session.isAlive else { return }
+            if !connection.listener.mayKeepReading { return sayGoodbye() }
         }
     }
 
-    /// Queues accepted notifications; called before the responses that announce them leave.
-    private func deliver() {
-        context.notifications.append(moving: &batch)
+    /// How a connection ends when the server stops: its listener ends the reads (at once, or
+    /// after a while for a client that keeps sending) and gives it a moment. What arrived was
+    /// answered; GOAWAY names the last stream of it.
+    private func sayGoodbye() {
+        goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
+        _ = flush()
     }
 
-    /// Writes whatever nghttp2 has queued, in one TLS write; false when the connection is gone.
+    /// Writes what the round produced, in one TLS write: every frame nghttp2 has queued, then
+    /// the GOAWAY owed, after resetting the requests still arriving. nghttp2 would let a
+    /// GOAWAY submitted with the answers overtake their DATA, and many clients stop reading
+    /// at GOAWAY; an answer's DATA held back by the client's flow-control window does not
+    /// hold the GOAWAY. False when the connection is gone.
     private func flush() -> Bool {
         do {
             output.removeAll(keepingCapacity: true)
             try session.takeOutput(appendingTo: &output)
+            if let goAway = owedGoAway {
+                owedGoAway = nil
+                for stream in streams.pendingStreams { session.submitReset(stream, errorCode: Self.refusedStream) }
+                session.submitGoAway(
+                    lastStream: goAwayLastStream, errorCode: goAway.errorCode, debugData: goAway.debugData)
+                try session.takeOutput(appendingTo: &output)
+            }
+            deliver()
             if !output.isEmpty { try connection.stream.write(output) }
             return true
         } catch {
@@ -110,11 +148,49 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         }
     }
 
+    /// Queues the accepted notifications and the refusals whose answers are about to leave,
+    /// except those of streams above a GOAWAY's last stream: their client was told they were
+    /// not processed.
+    private func deliver() {
+        if goAwayLastStream != .max {
+            Self.keep(&batch, streams: &batchStreams, upTo: goAwayLastStream)
+            Self.keep(&refusals, streams: &refusalStreams, upTo: goAwayLastStream)
+        }
+        context.notifications.append(moving: &batch)
+        batchStreams.removeAll(keepingCapacity: true)
+        if !refusals.isEmpty {
+            context.rejections.append(moving: &refusals)
+            refusalStreams.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Keeps, in order, the items whose stream is at most `last`.
+    private static func keep<Item>(_ items: inout [Item], streams: inout [Int32], upTo last: Int32) {
+        var kept = 0
+        for index in items.indices where streams[index] <= last {
+            items.swapAt(kept, index)
+            streams.swapAt(kept, index)
+            kept += 1
+        }
+        items.removeSubrange(kept...)
+        streams.removeSubrange(kept...)
+    }
+
+    /// Handles no request above the last stream processed, and owes the client a GOAWAY
+    /// naming it; the connection closes after sending it.
+    private func goAway(errorCode: UInt32, debugData: [UInt8]) {
+        streamCeiling = min(streamCeiling, lastProcessed)
+        goAwayLastStream = min(goAwayLastStream, lastProcessed)
+        owedGoAway = (errorCode, debugData)
+        closing = true
+    }
+
     // MARK: - Session events
 
     /// A header block begins: a request's, or trailers, which start the stream's request
     /// afresh (only their fields count, and no body).
     func streamBegan(_ stream: Int32) {
+        guard stream <= streamCeiling else { return }
         headerBlock = (stream, streams.insert(stream))
     }
 
@@ -140,7 +216,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     }
 
     func streamEnded(_ stream: Int32) {
-        guard let slot = streams.slot(of: stream) else { return }
+        guard stream <= streamCeiling, let slot = streams.slot(of: stream) else { return }
         var request = streams.remove(at: slot)
         request.body.withUnsafeBytes { handle(stream, request.fields, body: $0, bodySize: request.bodySize) }
         streams.recycle(&request.body)
@@ -150,6 +226,13 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         if streams.count > 0, let slot = streams.slot(of: stream) {
             _ = streams.remove(at: slot)
         }
+    }
+
+    /// nghttp2 sends a GOAWAY of its own when it defends the connection (a flood of resets):
+    /// what came after, on higher streams, was answered by nobody and is not kept.
+    func goAwaySent(lastStream: Int32) {
+        streamCeiling = min(streamCeiling, lastStream)
+        goAwayLastStream = min(goAwayLastStream, lastStream)
     }
 
     // MARK: - Requests
@@ -163,18 +246,23 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             topics = .token
         case .certificate:
             guard let certificate = connection.info.clientCertificate else {
-                return refuse(stream, fields, body, .missingProviderToken, "no client certificate and certificate authentication is on")
+                return refuse(
+                    stream, fields, body, .missingProviderToken, "no client certificate and certificate authentication is on",
+                    deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
             }
             if !certificate.environments.isEmpty && !certificate.environments.contains(context.policy.environment) {
-                return refuse(stream, fields, body, .badCertificateEnvironment,
-                              "the certificate is for \(certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")); this server plays \(context.policy.environment)")
+                let environments = certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")
+                return refuse(
+                    stream, fields, body, .badCertificateEnvironment,
+                    "the certificate is for \(environments); this server plays \(context.policy.environment)",
+                    deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
             }
             topics = .certificate(topics: certificate.topics)
         }
         var validated: ValidatedRequest
         switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }) {
-        case .rejected(let reason, let detail):
-            return refuse(stream, fields, body, reason, detail)
+        case .rejected(let reason, let detail, let deviceToken):
+            return refuse(stream, fields, body, reason, detail, deviceToken: deviceToken)
         case .accepted(let accepted):
             validated = accepted
         }
@@ -199,7 +287,6 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         if context.policy.isActive {
             let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
             verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic) { duration in
-                deliver()
                 _ = flush()
                 return connection.listener.pause(duration)
             }
@@ -221,24 +308,30 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .fault(let rule, .respond(let reason)):
             refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
         case .fault(let rule, .goAway(let reason)):
-            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
-            session.submitGoAway(
-                lastStream: stream, errorCode: 0, debugData: Array(#"{"reason":"\#(reason.rawValue)"}"#.utf8))
-            closeAfterFlush = true
+            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault, closes: true)
+            goAway(errorCode: 0, debugData: Self.errorBody(reason))
         case .fault(let rule, .resetStream):
-            record(body, validated: validated, reason: nil, label: "Stream reset", detail: "fault rule: \(rule)", cause: .fault,
-                   responseSent: false, closed: false)
-            session.submitReset(stream, errorCode: 7)
+            record(
+                stream, body, validated: validated, reason: nil, label: "Stream reset", detail: "fault rule: \(rule)",
+                cause: .fault, responseSent: false, closed: false)
+            session.submitReset(stream, errorCode: Self.refusedStream)
         case .fault(let rule, .closeConnection):
-            record(body, validated: validated, reason: nil, label: "Connection closed", detail: "fault rule: \(rule)",
-                   cause: .fault, responseSent: false, closed: true)
-            closeNow = true
+            record(
+                stream, body, validated: validated, reason: nil, label: "Connection closed",
+                detail: "fault rule: \(rule)", cause: .fault, responseSent: false, closed: true)
+            // The answers to what came before leave; nothing after is handled.
+            streamCeiling = 0
+            closing = true
         case .fault(_, .delay), .stopped:
-            closeNow = true
+            // The server stopped during a fault delay: this request was not processed.
+            session.submitReset(stream, errorCode: Self.refusedStream)
+            goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
         }
     }
 
     private func accept(_ stream: Int32, _ validated: consuming ValidatedRequest, claims: ProviderTokenClaims?) {
+        processed(stream)
+        batchStreams.append(stream)
         batch.append(PushNotification(
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
@@ -260,35 +353,54 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         }
     }
 
-    /// Answers Apple's error response and records the refusal.
+    /// Answers Apple's error response and records the refusal; `closes` when the connection
+    /// closes because of it. `deviceToken` is the path's, for a request refused before it
+    /// was validated.
     private func refuse(
         _ stream: Int32, _ fields: RequestHeaderFields, _ body: UnsafeRawBufferPointer, _ reason: APNsReason,
-        _ detail: String, validated: ValidatedRequest? = nil, cause: Rejection.Cause = .malformed,
-        unregisteredAt: Date? = nil
+        _ detail: String, validated: ValidatedRequest? = nil, deviceToken: DeviceToken? = nil,
+        cause: Rejection.Cause = .malformed, unregisteredAt: Date? = nil, closes: Bool = false
     ) {
         let apnsID = validated?.apnsID ?? fields.clientAPNsID ?? uuids.next()
-        var answer = #"{"reason":"\#(reason.rawValue)""#
-        if let unregisteredAt {
-            answer += #","timestamp":\#(Int64((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down)))"#
-        }
-        answer += "}"
         session.submitResponse(
             stream, headers: [(":status", String(reason.status)), ("content-type", "application/json"), ("apns-id", apnsID)],
-            body: Array(answer.utf8))
-        record(body, validated: validated, reason: reason, label: nil, detail: detail, cause: cause,
-               responseSent: true, closed: false, apnsID: apnsID, unregisteredAt: unregisteredAt)
+            body: Self.errorBody(reason, unregisteredAt: unregisteredAt))
+        record(
+            stream, body, validated: validated, deviceToken: deviceToken, reason: reason, label: nil, detail: detail,
+            cause: cause, responseSent: true, closed: closes, apnsID: apnsID, unregisteredAt: unregisteredAt)
     }
 
     private func record(
-        _ body: UnsafeRawBufferPointer, validated: ValidatedRequest?, reason: APNsReason?, label: String?, detail: String,
-        cause: Rejection.Cause, responseSent: Bool, closed: Bool, apnsID: String? = nil, unregisteredAt: Date? = nil
+        _ stream: Int32, _ body: UnsafeRawBufferPointer, validated: ValidatedRequest?, deviceToken: DeviceToken? = nil,
+        reason: APNsReason?, label: String?, detail: String, cause: Rejection.Cause, responseSent: Bool, closed: Bool,
+        apnsID: String? = nil, unregisteredAt: Date? = nil
     ) {
-        context.rejections.append(Rejection(
+        processed(stream)
+        refusalStreams.append(stream)
+        refusals.append(Rejection(
             apnsReason: reason, reason: label, detail: detail, cause: cause, responseSent: responseSent,
-            connectionClosed: closed, deviceToken: validated?.deviceToken,
+            connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, unregisteredAt: unregisteredAt,
             connection: connection.info))
+    }
+
+    private func processed(_ stream: Int32) {
+        if stream > lastProcessed { lastProcessed = stream }
+    }
+
+    /// Apple's error body, `{"reason":…}` with `timestamp` in milliseconds for 410; also the
+    /// debug data of a GOAWAY.
+    private static func errorBody(_ reason: APNsReason, unregisteredAt: Date? = nil) -> [UInt8] {
+        var body: [UInt8] = []
+        JSONWriter.append(#"{"reason":"#, to: &body)
+        JSONWriter.writeString(reason.rawValue, to: &body)
+        if let unregisteredAt {
+            JSONWriter.append(#","timestamp":"#, to: &body)
+            JSONWriter.writeInteger(Int((unregisteredAt.timeIntervalSince1970 * 1000).rounded(.down)), to: &body)
+        }
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
     /// The bundle ID a topic belongs to: the topic without its push type's suffix.

@@ -107,6 +107,9 @@ struct HTTP2StreamTable {
         ids[slot]
     }
 
+    /// The streams whose requests are still arriving, in no order.
+    var pendingStreams: [Int32] { ids.filter { $0 != 0 } }
+
     /// The slot of `stream`, holding an empty request (emptied if the stream was there).
     mutating func insert(_ stream: Int32) -> Int {
         if let index = slot(of: stream) {

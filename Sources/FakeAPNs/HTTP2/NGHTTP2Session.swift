@@ -18,11 +18,15 @@ protocol HTTP2SessionDelegate: AnyObject {
     func streamClosed(_ stream: Int32, errorCode: UInt32)
     /// The peer sent GOAWAY.
     func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8])
+    /// This side's GOAWAY left, whoever submitted it (the owner, or nghttp2 defending the
+    /// connection): the peer's streams above `lastStream` are not processed.
+    func goAwaySent(lastStream: Int32)
 }
 
 extension HTTP2SessionDelegate {
     func headersEnded(_ stream: Int32, endsStream: Bool) {}
     func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {}
+    func goAwaySent(lastStream: Int32) {}
 }
 
 /// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
@@ -113,11 +117,6 @@ final class NGHTTP2Session {
     /// A SETTINGS value the peer announced (acknowledged or not), e.g. its stream limit.
     func remoteSetting(_ id: Int) -> UInt32 {
         nghttp2_session_get_remote_settings(session, nghttp2_settings_id(rawValue: UInt32(id)))
-    }
-
-    /// The highest stream id the session processed.
-    var lastProcessedStream: Int32 {
-        nghttp2_session_get_last_proc_stream_id(session)
     }
 
     /// Feeds received bytes; throws on a protocol error (nghttp2 has then queued GOAWAY).
@@ -211,6 +210,11 @@ final class NGHTTP2Session {
                         break
                     }
                 }
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+                guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return 0 }
+                NGHTTP2Session.withDelegate(userData) { $0.goAwaySent(lastStream: frame.pointee.goaway.last_stream_id) }
                 return 0
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, stream, errorCode, userData in

@@ -19,8 +19,10 @@ enum RequestValidation: Sendable {
     /// APNs would accept the request: here is what it says.
     case accepted(ValidatedRequest)
     /// APNs would refuse the request with `reason` (whose `status` is the HTTP status);
-    /// `detail` says what was wrong, for logs and test failures, never for the response body.
-    case rejected(APNsReason, detail: String)
+    /// `detail` says what was wrong, for logs and test failures, never for the response body;
+    /// `deviceToken` is the path's token whenever the path held a valid one, so that the
+    /// refusal's record names the device.
+    case rejected(APNsReason, detail: String, deviceToken: DeviceToken? = nil)
 }
 
 /// A request that passed every check: the notification's fields, parsed and defaulted.
@@ -132,7 +134,9 @@ struct RequestValidator: Sendable {
         // 1-4: method, path, duplicates, token.
         let method = fields.method ?? ""
         guard method == "POST" else {
-            return .rejected(.methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST")
+            return .rejected(
+                .methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST",
+                deviceToken: Self.deviceToken(inPath: fields.path ?? ""))
         }
         let path = fields.path ?? ""
         let tokenRange: Range<Int>
@@ -144,7 +148,9 @@ struct RequestValidator: Sendable {
             return .rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>")
         }
         if let duplicate = fields.firstDuplicate {
-            return .rejected(.duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once")
+            return .rejected(
+                .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
+                deviceToken: Self.strictToken(path, tokenRange))
         }
         guard let deviceToken = Self.strictToken(path, tokenRange) else {
             let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
@@ -159,7 +165,9 @@ struct RequestValidator: Sendable {
         var apnsIDWasGenerated = true
         if let value = fields.apnsID {
             guard let canonical = Self.canonicalUUID(value) else {
-                return .rejected(.badMessageId, detail: "apns-id \(Self.quoted(value)) is not a UUID 8-4-4-4-12")
+                return .rejected(
+                    .badMessageId, detail: "apns-id \(Self.quoted(value)) is not a UUID 8-4-4-4-12",
+                    deviceToken: deviceToken)
             }
             apnsID = canonical
             apnsIDWasGenerated = false
@@ -172,7 +180,8 @@ struct RequestValidator: Sendable {
                 return .rejected(
                     .badExpirationDate,
                     detail: "apns-expiration \(Self.quoted(value)) is not a decimal number of seconds from 0 to"
-                        + " \(UInt32.max)")
+                        + " \(UInt32.max)",
+                    deviceToken: deviceToken)
             }
             expiration = seconds
         }
@@ -182,56 +191,65 @@ struct RequestValidator: Sendable {
             case "10": priority = .immediately
             case "5": priority = .consideringDevicePower
             case "1": priority = .prioritizingPowerEfficiency
-            default: return .rejected(.badPriority, detail: "apns-priority \(Self.quoted(value)) is not 10, 5 or 1")
+            default:
+                return .rejected(
+                    .badPriority, detail: "apns-priority \(Self.quoted(value)) is not 10, 5 or 1",
+                    deviceToken: deviceToken)
             }
         }
         var pushType: PushType?
         if let value = fields.pushType {
             let type = PushType(rawValue: value)
             guard type.isKnown else {
-                return .rejected(.invalidPushType, detail: "apns-push-type \(Self.quoted(value)) is not a known type")
+                return .rejected(
+                    .invalidPushType, detail: "apns-push-type \(Self.quoted(value)) is not a known type",
+                    deviceToken: deviceToken)
             }
             pushType = type
         }
         if let collapseID = fields.collapseID, collapseID.utf8.count > Self.maximumCollapseIDBytes {
             return .rejected(
                 .badCollapseId,
-                detail: "apns-collapse-id is \(collapseID.utf8.count) bytes, over \(Self.maximumCollapseIDBytes)")
+                detail: "apns-collapse-id is \(collapseID.utf8.count) bytes, over \(Self.maximumCollapseIDBytes)",
+                deviceToken: deviceToken)
         }
 
         // 10-13: the topic, and how it agrees with the push type and priority.
         if let value = fields.topic, !Self.isWellFormedTopic(value) {
             return .rejected(
-                .badTopic, detail: "apns-topic \(Self.quoted(value)) is empty or holds whitespace or control characters"
-            )
+                .badTopic,
+                detail: "apns-topic \(Self.quoted(value)) is empty or holds whitespace or control characters",
+                deviceToken: deviceToken)
         }
         let topic: String?
         switch Self.resolveTopic(fields.topic, authority: topics) {
         case .topic(let resolved): topic = resolved
-        case .rejected(let reason, let detail): return .rejected(reason, detail: detail)
+        case .rejected(let reason, let detail): return .rejected(reason, detail: detail, deviceToken: deviceToken)
         }
         if let pushType, let topic, let problem = Self.suffixDisagreement(pushType: pushType, topic: topic) {
             // Apple documents no reason for a topic whose suffix contradicts the push type;
             // InvalidPushType, with a detail naming both, is the mapping the transport's
             // integrator accepted.
-            return .rejected(.invalidPushType, detail: problem)
+            return .rejected(.invalidPushType, detail: problem, deviceToken: deviceToken)
         }
         if pushType == .background, priority == .immediately {
             let given = fields.priority == nil ? "no apns-priority, which means 10" : "apns-priority 10"
             return .rejected(
-                .badPriority, detail: "apns-push-type background must not be priority 10 (use 5), got \(given)")
+                .badPriority, detail: "apns-push-type background must not be priority 10 (use 5), got \(given)",
+                deviceToken: deviceToken)
         }
 
         // 14-15: the body.
         guard body.count > 0 else {
-            return .rejected(.payloadEmpty, detail: "the body is empty")
+            return .rejected(.payloadEmpty, detail: "the body is empty", deviceToken: deviceToken)
         }
         let isVoIP = pushType == .voip || (pushType == nil && topic.map { Self.hasSuffix($0, ".voip") } == true)
         let limit = isVoIP ? maximumVoIPPayloadSize : maximumPayloadSize
         guard body.count <= limit else {
             return .rejected(
                 .payloadTooLarge,
-                detail: "the body is \(body.count) bytes, over the \(isVoIP ? "VoIP " : "")limit of \(limit)")
+                detail: "the body is \(body.count) bytes, over the \(isVoIP ? "VoIP " : "")limit of \(limit)",
+                deviceToken: deviceToken)
         }
 
         return .accepted(
@@ -267,6 +285,13 @@ struct RequestValidator: Sendable {
             if bytes[token].contains(UInt8(ascii: "/")) { return .badPath }
             return .token(token)
         }
+    }
+
+    /// The device token of `path` when it is `/3/device/<token>` with a valid token, for a
+    /// refusal decided before validation that should still name the device.
+    static func deviceToken(inPath path: String) -> DeviceToken? {
+        guard case .token(let range) = tokenRange(inPath: path) else { return nil }
+        return strictToken(path, range)
     }
 
     /// The token's bytes when the path's bytes in `range` are only hex digits, an even number
