@@ -1,7 +1,7 @@
 import Foundation
 @testable import FakeAPNs
 
-/// What `Tests/Resources/h2-client.py` saw: an HTTP/2 client on Debian's python3-h2, which
+/// What `Tests/Clients/h2_client.py` saw: an HTTP/2 client on Debian's python3-h2, which
 /// shares no code with FakeAPNs's nghttp2 layer and, like many stacks, stops reading at GOAWAY.
 struct PythonH2Run: Decodable, Sendable {
     struct Request: Decodable, Sendable {
@@ -45,7 +45,7 @@ struct PythonH2Run: Decodable, Sendable {
     static func run(
         _ mode: String, against server: FakeAPNsServer, _ arguments: [String] = [], timeout: Duration = .seconds(120)
     ) throws -> PythonH2Run {
-        let script = repositoryRoot.appendingPathComponent("Tests/Resources/h2-client.py").path
+        let script = repositoryRoot.appendingPathComponent("Tests/Clients/h2_client.py").path
         let ca = repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path
         let result = try runTool(
             "/usr/bin/python3",
@@ -53,7 +53,7 @@ struct PythonH2Run: Decodable, Sendable {
                 + arguments,
             timeout: timeout)
         guard result.status == 0 else {
-            throw PythonH2Error(description: "h2-client.py exited with \(result.status): \(result.error)")
+            throw PythonH2Error(description: "h2_client.py exited with \(result.status): \(result.error)")
         }
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase

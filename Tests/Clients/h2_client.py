@@ -5,7 +5,7 @@ Like many HTTP/2 stacks it stops reading at GOAWAY: frames after it are never se
 server did not process (above GOAWAY's last stream id, or reset with REFUSED_STREAM) may be
 sent again on a new connection with --retry.
 
-    /usr/bin/python3 h2-client.py --port PORT --ca CA.pem MODE [options]
+    /usr/bin/python3 h2_client.py --port PORT --ca CA.pem MODE [options]
 
 Modes:
     pipeline      sends --count requests at once, reads until every one is answered, GOAWAY or
