@@ -299,10 +299,11 @@ enum SendCommand {
                   {"protocol":"http2","status":200,"apnsID":"...","reason":null}       (410 adds "timestamp")
                   {"protocol":"binary","accepted":true}
                   {"protocol":"binary","accepted":false,"status":8,"statusName":"Invalid token","identifier":7}
-                The binary gateway answers only refusals, so binary waits for its verdict: an error
-                response, a refused handshake, or the connection closed or reset (failures), or else
+                The binary gateway answers only refusals, so --protocol binary waits for its verdict:
+                an error response, a refused handshake, a close or a reset (all failures), or else
                 --quiet-period seconds (default 1) of silence after the notification, then a clean
                 close on both sides (accepted).
+
                 Exits 0 when accepted, 1 when refused or when the connection fails (message on standard
                 error), 64 on usage errors.
                 """)

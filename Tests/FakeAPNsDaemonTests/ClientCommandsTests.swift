@@ -413,10 +413,11 @@ final class ClientCommandsTests: XCTestCase {
             "--protocol", "--host", "--port", "--token", "--alert", "--title", "--badge", "--sound",
             "--content-available", "--json", "--custom", "--topic", "--push-type", "--priority",
             "--expiration", "--collapse-id", "--apns-id", "--identifier", "--format", "--cert", "--key",
-            "--key-passphrase", "--jwt-key", "--ca", "--insecure", "--timeout", "--help",
+            "--key-passphrase", "--jwt-key", "--ca", "--insecure", "--timeout", "--quiet-period", "--help",
         ] {
             XCTAssertTrue(send.lines.joined().contains(option + " "), option)
         }
+        XCTAssertTrue(send.lines.joined().contains("--quiet-period seconds (default 1)"), "the wait is stated")
         let feedback = feedback(["--help"])
         XCTAssertEqual(feedback.status, 0)
         for option in ["--host", "--port", "--cert", "--key", "--key-passphrase", "--ca", "--insecure", "--timeout"] {

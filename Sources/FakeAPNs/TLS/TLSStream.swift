@@ -261,4 +261,9 @@ final class TLSStream: @unchecked Sendable {
             }
         }
     }
+
+    /// Whether close_notify went out. A second `SSL_shutdown` would wait for the peer's.
+    var hasSentCloseNotify: Bool {
+        SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN != 0
+    }
 }
