@@ -97,54 +97,48 @@ final class ProviderClientsTests: XCTestCase {
         }
     }
 
-    func testBinaryFinishThrowsWhenThePeerClosesWithoutCloseNotify() throws {
-        let peer = try PythonTLSPeer(ending: .closeWithoutCloseNotify)
+    /// Sends one notification to a Python peer that ends the connection as told, and finishes.
+    private func finish(
+        against ending: PythonTLSPeer.Ending, quietPeriod: Duration, waitingUpTo wait: Duration = .seconds(10)
+    ) throws -> BinaryErrorResponse? {
+        let peer = try PythonTLSPeer(ending: ending)
         let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
         defer { client.close() }
         try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
-        XCTAssertThrowsError(try client.finish(quietPeriod: .seconds(5))) { error in
+        return try client.finish(quietPeriod: quietPeriod, waitingUpTo: wait)
+    }
+
+    func testBinaryFinishThrowsWhenThePeerClosesWithoutCloseNotify() throws {
+        XCTAssertThrowsError(try finish(against: .closeWithoutCloseNotify, quietPeriod: .seconds(5))) { error in
             XCTAssertTrue("\(error)".contains("without an error response or close_notify"), "\(error)")
             XCTAssertTrue("\(error)".contains("without close_notify"), "\(error)")
         }
     }
 
     func testBinaryFinishThrowsWhenThePeerResetsTheConnection() throws {
-        let peer = try PythonTLSPeer(ending: .reset)
-        let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
-        defer { client.close() }
-        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
-        XCTAssertThrowsError(try client.finish(quietPeriod: .seconds(5))) { error in
+        XCTAssertThrowsError(try finish(against: .reset, quietPeriod: .seconds(5))) { error in
             XCTAssertTrue("\(error)".contains("Connection reset by peer"), "\(error)")
         }
     }
 
     func testBinaryFinishThrowsWhenThePeerAnswersCloseNotifyWithoutOne() throws {
-        let peer = try PythonTLSPeer(ending: .closeWithoutCloseNotifyAfterTheClients)
-        let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
-        defer { client.close() }
-        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
-        XCTAssertThrowsError(try client.finish(quietPeriod: .milliseconds(200))) { error in
+        XCTAssertThrowsError(
+            try finish(against: .closeWithoutCloseNotifyAfterTheClients, quietPeriod: .milliseconds(200))
+        ) { error in
             XCTAssertTrue("\(error)".contains("answered close_notify by ending the connection"), "\(error)")
         }
     }
 
     func testBinaryFinishThrowsWhenThePeerNeverAnswersCloseNotify() throws {
-        let peer = try PythonTLSPeer(ending: .never)
-        let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
-        defer { client.close() }
-        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
-        XCTAssertThrowsError(try client.finish(quietPeriod: .milliseconds(200), waitingUpTo: .milliseconds(300))) {
-            error in
+        XCTAssertThrowsError(
+            try finish(against: .never, quietPeriod: .milliseconds(200), waitingUpTo: .milliseconds(300))
+        ) { error in
             XCTAssertTrue("\(error)".contains("did not answer close_notify within 0.3 seconds"), "\(error)")
         }
     }
 
     func testBinaryFinishAcceptsAPeerThatAnswersCloseNotifyWithCloseNotify() throws {
-        let peer = try PythonTLSPeer(ending: .closeNotifyAfterTheClients)
-        let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
-        defer { client.close() }
-        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
-        XCTAssertNil(try client.finish(quietPeriod: .milliseconds(200)))
+        XCTAssertNil(try finish(against: .closeNotifyAfterTheClients, quietPeriod: .milliseconds(200)))
     }
 
     // MARK: - HTTP/2
