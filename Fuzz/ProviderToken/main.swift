@@ -5,7 +5,8 @@
 // verified on its own and through the connection's session, at the fixed time
 // 2023-11-14T22:13:20Z (UNIX 1700000000), against the built-in test key (ABC123DEFG, team
 // DEF123GHIJ) and a second key with the same public key (OTHERKEY01, team OTHERTEAM1), so the
-// seeds, real tokens signed by `ProviderTokenSigner.sign` with the test private key, verify.
+// seeds, real tokens signed with the test private key (by `ProviderTokenSigner.sign`, and by
+// `openssl dgst` for the fractional and string `iat` forms it does not write), verify.
 //
 // Invariants: verification never traps; a failure is Missing/Invalid/ExpiredProviderToken with
 // a detail; a success names a trusted key and its team, with an iat from an hour ago to a

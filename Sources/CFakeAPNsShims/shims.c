@@ -137,3 +137,7 @@ int fakeapns_x509_extension_value(X509 *cert, const char *oid, unsigned char *bu
     memcpy(buffer, ASN1_STRING_get0_data(data), (size_t)length);
     return length;
 }
+
+void fakeapns_ssl_require_close_notify(SSL *ssl) {
+    SSL_clear_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+}

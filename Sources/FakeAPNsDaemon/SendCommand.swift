@@ -50,6 +50,7 @@ enum SendCommand {
         var apnsID: String?
         var identifier: UInt32?
         var format = BinaryFormat.frame
+        var quietPeriod = BinaryProviderClient.defaultQuietPeriod
         var jwtKey: JWTKey?
 
         /// The port: `--port`, or the protocol's usual one.
@@ -57,7 +58,7 @@ enum SendCommand {
     }
 
     /// Options that only one protocol carries, and the flags that build the payload from parts.
-    private static let binaryOnly: Set = ["--identifier", "--format"]
+    private static let binaryOnly: Set = ["--identifier", "--format", "--quiet-period"]
     private static let http2Only: Set = ["--topic", "--push-type", "--collapse-id", "--apns-id", "--jwt-key"]
     private static let payloadParts: Set = ["--alert", "--title", "--badge", "--sound", "--content-available"]
 
@@ -151,7 +152,8 @@ enum SendCommand {
             } catch {
                 writeError = error
             }
-            refusal = try client.finish(waitingUpTo: settings.connection.timeoutDuration)
+            refusal = try client.finish(
+                quietPeriod: settings.quietPeriod, waitingUpTo: settings.connection.timeoutDuration)
             if refusal == nil, let writeError { throw writeError }
         } catch let error as Options.UsageError {
             return output.usageError("\(error)")
@@ -265,6 +267,13 @@ enum SendCommand {
                 $0.format = format
             },
             ClientOption(
+                flag: "--quiet-period", argument: "SECONDS",
+                help: "binary: how long the gateway must stay silent after the notification, the connection"
+                    + " open, before its silence counts as accepted (default 1; decimals allowed)."
+            ) {
+                $0.quietPeriod = .milliseconds(Int64((try ClientArguments.seconds("--quiet-period", $1) * 1000).rounded()))
+            },
+            ClientOption(
                 flag: "--jwt-key", argument: "KEYID:TEAMID:FILE",
                 help: "http2: sign a provider token with this .p8 key and send authorization: bearer <token>."
             ) {
@@ -290,6 +299,11 @@ enum SendCommand {
                   {"protocol":"http2","status":200,"apnsID":"...","reason":null}       (410 adds "timestamp")
                   {"protocol":"binary","accepted":true}
                   {"protocol":"binary","accepted":false,"status":8,"statusName":"Invalid token","identifier":7}
+                The binary gateway answers only refusals, so --protocol binary waits for its verdict:
+                an error response, a refused handshake, a close or a reset (all failures), or else
+                --quiet-period seconds (default 1) of silence after the notification, then a clean
+                close on both sides (accepted).
+
                 Exits 0 when accepted, 1 when refused or when the connection fails (message on standard
                 error), 64 on usage errors.
                 """)

@@ -73,6 +73,29 @@ final class ClientCommandsTests: XCTestCase {
         send(["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token] + arguments)
     }
 
+    /// Runs the built `fake-apns send` (beside the test bundle) as a child process.
+    private func runSendExecutable(_ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("fake-apns")
+        process.arguments = ["send"] + arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The command prints a line or two, far less than a pipe holds, so reading after it
+        // exits cannot block it.
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let complained = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = { (data: Data) in
+            String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        return Outcome(status: process.terminationStatus, lines: lines(printed), errors: lines(complained))
+    }
+
     private func feedback(_ arguments: [String]) -> Outcome {
         let capture = Capture()
         return capture.outcome(FeedbackCommand.run(arguments, output: capture.output))
@@ -229,6 +252,54 @@ final class ClientCommandsTests: XCTestCase {
         XCTAssertEqual(notification.connection.clientCertificate?.topic, "com.example.app")
     }
 
+    func testBinarySendWithoutTheRequiredCertificateFailsEveryTimeNamingTheRefusedHandshake() throws {
+        // Under TLS 1.3 the client's handshake completes before the server judges the missing
+        // certificate; the refusal arrives after the write, and must never read as accepted.
+        try restart(.init(clientCertificates: .required()))
+        let arguments = ["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token]
+        for run in 1...50 {
+            let outcome = try runSendExecutable(arguments + ["--alert", "Hi"])
+            XCTAssertEqual(outcome.status, 1, "run \(run): \(outcome)")
+            XCTAssertEqual(outcome.lines, [], "run \(run)")
+            let message = outcome.errors.joined(separator: "\n")
+            XCTAssertTrue(
+                message.contains("the server refused the handshake: tlsv13 alert certificate required"),
+                "run \(run): \(message)")
+        }
+        XCTAssertEqual(server.notifications.count, 0)
+    }
+
+    func testBinarySendExecutableReportsAcceptedAndTheNotificationArrivesOnce() throws {
+        for configuration in [FakeAPNsServer.Configuration(clientCertificates: .required()), .init()] {
+            try restart(configuration)
+            let certificate =
+                configuration.clientCertificates.mode == .required
+                ? ["--cert", testCert("client.pem"), "--key", testCert("client.key")] : []
+            let outcome = try runSendExecutable(
+                ["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token]
+                    + ["--alert", "Once", "--quiet-period", "0.3"] + certificate)
+            XCTAssertEqual(outcome.status, 0, "\(outcome)")
+            XCTAssertEqual(outcome.lines, [#"{"protocol":"binary","accepted":true}"#], "\(outcome)")
+            XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).payload.text, #"{"aps":{"alert":"Once"}}"#)
+            // The gateway answered close_notify, so it had judged everything sent.
+            XCTAssertEqual(server.notifications.count, 0, "queued once")
+        }
+    }
+
+    func testRefusedSimpleBinarySendFailsThoughTheGatewaySendsNoErrorResponse() throws {
+        server.faults.add(FaultRule(match: .every, action: .reject(.invalidToken)))
+        let outcome = sendBinary(["--format", "simple", "--alert", "Hi"])
+        XCTAssertEqual(outcome.status, 1)
+        XCTAssertEqual(outcome.lines, [])
+        XCTAssertTrue(outcome.errors.joined().contains("without an error response"), "\(outcome.errors)")
+    }
+
+    func testBinarySendWaitsTheQuietPeriodBeforeCallingItAccepted() throws {
+        let started = ContinuousClock.now
+        XCTAssertEqual(sendBinary(["--alert", "Hi", "--quiet-period", "0.5"]).status, 0)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(500))
+    }
+
     func testTokenInNSDataFormIsAccepted() throws {
         let outcome = sendBinary([
             "--alert", "Hi", "--token", "<fe15a27d 5df3c347 78defb1f 4f388026 5cc52c0c 04768222 3be59fb6 8500a9a2>",
@@ -342,10 +413,11 @@ final class ClientCommandsTests: XCTestCase {
             "--protocol", "--host", "--port", "--token", "--alert", "--title", "--badge", "--sound",
             "--content-available", "--json", "--custom", "--topic", "--push-type", "--priority",
             "--expiration", "--collapse-id", "--apns-id", "--identifier", "--format", "--cert", "--key",
-            "--key-passphrase", "--jwt-key", "--ca", "--insecure", "--timeout", "--help",
+            "--key-passphrase", "--jwt-key", "--ca", "--insecure", "--timeout", "--quiet-period", "--help",
         ] {
             XCTAssertTrue(send.lines.joined().contains(option + " "), option)
         }
+        XCTAssertTrue(send.lines.joined().contains("--quiet-period seconds (default 1)"), "the wait is stated")
         let feedback = feedback(["--help"])
         XCTAssertEqual(feedback.status, 0)
         for option in ["--host", "--port", "--cert", "--key", "--key-passphrase", "--ca", "--insecure", "--timeout"] {

@@ -63,6 +63,84 @@ final class ProviderClientsTests: XCTestCase {
         XCTAssertEqual(try client.finish(waitingUpTo: .seconds(5))?.status, .shutdown)
     }
 
+    func testBinaryFinishWaitsTheQuietPeriodBeforeItCallsSilenceAcceptance() throws {
+        let client = try binaryClient()
+        defer { client.close() }
+        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
+        let sent = ContinuousClock.now
+        XCTAssertNil(try client.finish(quietPeriod: .milliseconds(400)))
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - sent, .milliseconds(400))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).identifier, 1)
+    }
+
+    func testBinaryFinishThrowsWhenTheServerRefusesTheHandshakeAfterTheClientsSideCompleted() throws {
+        server.stop()
+        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
+        let client = try binaryClient()
+        defer { client.close() }
+        // The write may already meet the refusal; finish still reads the alert.
+        try? client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
+        XCTAssertThrowsError(try client.finish()) { error in
+            XCTAssertTrue(error is ProviderClientError, "\(error)")
+            XCTAssertEqual("\(error)", "the server refused the handshake: tlsv13 alert certificate required")
+        }
+        XCTAssertEqual(server.notifications.count, 0)
+    }
+
+    func testBinaryFinishThrowsWhenTheGatewayClosesWithoutAnErrorResponse() throws {
+        server.faults.add(FaultRule(match: .every, action: .closeConnection))
+        let client = try binaryClient()
+        defer { client.close() }
+        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
+        XCTAssertThrowsError(try client.finish()) { error in
+            XCTAssertTrue("\(error)".contains("closed the connection without an error response"), "\(error)")
+        }
+    }
+
+    /// Sends one notification to a Python peer that ends the connection as told, and finishes.
+    private func finish(
+        against ending: PythonTLSPeer.Ending, quietPeriod: Duration, waitingUpTo wait: Duration = .seconds(10)
+    ) throws -> BinaryErrorResponse? {
+        let peer = try PythonTLSPeer(ending: ending)
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: peer.port)
+        defer { client.close() }
+        try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
+        return try client.finish(quietPeriod: quietPeriod, waitingUpTo: wait)
+    }
+
+    func testBinaryFinishThrowsWhenThePeerClosesWithoutCloseNotify() throws {
+        XCTAssertThrowsError(try finish(against: .closeWithoutCloseNotify, quietPeriod: .seconds(5))) { error in
+            XCTAssertTrue("\(error)".contains("without an error response or close_notify"), "\(error)")
+            XCTAssertTrue("\(error)".contains("without close_notify"), "\(error)")
+        }
+    }
+
+    func testBinaryFinishThrowsWhenThePeerResetsTheConnection() throws {
+        XCTAssertThrowsError(try finish(against: .reset, quietPeriod: .seconds(5))) { error in
+            XCTAssertTrue("\(error)".contains("Connection reset by peer"), "\(error)")
+        }
+    }
+
+    func testBinaryFinishThrowsWhenThePeerAnswersCloseNotifyWithoutOne() throws {
+        XCTAssertThrowsError(
+            try finish(against: .closeWithoutCloseNotifyAfterTheClients, quietPeriod: .milliseconds(200))
+        ) { error in
+            XCTAssertTrue("\(error)".contains("answered close_notify by ending the connection"), "\(error)")
+        }
+    }
+
+    func testBinaryFinishThrowsWhenThePeerNeverAnswersCloseNotify() throws {
+        XCTAssertThrowsError(
+            try finish(against: .never, quietPeriod: .milliseconds(200), waitingUpTo: .milliseconds(300))
+        ) { error in
+            XCTAssertTrue("\(error)".contains("did not answer close_notify within 0.3 seconds"), "\(error)")
+        }
+    }
+
+    func testBinaryFinishAcceptsAPeerThatAnswersCloseNotifyWithCloseNotify() throws {
+        XCTAssertNil(try finish(against: .closeNotifyAfterTheClients, quietPeriod: .milliseconds(200)))
+    }
+
     // MARK: - HTTP/2
 
     func testHTTP2SendReturnsTheStatusAndTheApnsIDOfTheRequest() throws {
@@ -170,5 +248,80 @@ final class ProviderClientsTests: XCTestCase {
         }
         let insecure = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort, trustedCAsPEM: nil)
         insecure.close()
+    }
+}
+
+// MARK: - An independent peer
+
+/// A TLS server in Python's `ssl` module (not OpenSSL through FakeAPNs's code) that takes one
+/// connection, reads what the client sends, and ends it as told: the ways a gateway's side of a
+/// connection can end, for the client to tell apart.
+private final class PythonTLSPeer {
+    enum Ending: String {
+        /// Closes the socket without close_notify once the client's bytes are in.
+        case closeWithoutCloseNotify = "eof"
+        /// Resets the connection once the client's bytes are in.
+        case reset
+        /// Waits for the client's close_notify and closes without answering it.
+        case closeWithoutCloseNotifyAfterTheClients = "eof-after-close-notify"
+        /// Waits for the client's close_notify and answers it, as a gateway should.
+        case closeNotifyAfterTheClients = "close-notify"
+        /// Reads and never closes.
+        case never
+    }
+
+    private static let script = """
+        import os, socket, ssl, struct, sys, time
+        ending, certificate, key = sys.argv[1:4]
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certificate, key)
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        print(listener.getsockname()[1], flush=True)
+        connection = context.wrap_socket(listener.accept()[0], server_side=True)
+        connection.recv(65536)
+        if ending in ("eof-after-close-notify", "close-notify", "never"):
+            while ending == "never" or connection.recv(65536):
+                time.sleep(0.05) if ending == "never" else None
+        if ending == "close-notify":
+            connection.unwrap()
+        if ending == "reset":
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        os.close(connection.fileno())
+        os._exit(0)
+        """
+
+    private let process = Process()
+    /// The port it listens on, on 127.0.0.1.
+    let port: Int
+
+    init(ending: Ending) throws {
+        let certificates = repositoryRoot.appendingPathComponent("TestCerts")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", Self.script, ending.rawValue, certificates.appendingPathComponent("server.pem").path,
+            certificates.appendingPathComponent("server.key").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw ProviderClientError(message: "the Python peer did not start") }
+            line.append(chunk)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw ProviderClientError(message: "the Python peer printed no port") }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
     }
 }

@@ -320,25 +320,66 @@ final class ProviderTokenTests: XCTestCase {
         assertRefused("bearer \(token)", with: .invalidProviderToken)
     }
 
-    func testIatThatIsNotAnIntegerIsInvalid() throws {
-        for iat in [#""1700000000""#, "1700000000.5", "1.7e9", "true", "null", "[1700000000]"] {
+    /// The claims of a token with this `iat`, as the verifier reads them at `now`.
+    private func verifiedClaims(iat: String, now: Date = ProviderTokenTests.now) throws -> ProviderTokenClaims {
+        let token = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: iat))
+        return try verify("bearer \(token)", now: now).get()
+    }
+
+    func testIatWithAFractionIsTruncatedToWholeSeconds() throws {
+        // Python's time.time(), as PyAPNs2 and aioapns put it in the token.
+        XCTAssertEqual(try verifiedClaims(iat: "1699999999.637287").issuedAt, Self.now - 1)
+        XCTAssertEqual(try verifiedClaims(iat: "1700000000.0").issuedAt, Self.now)
+    }
+
+    func testIatAsAStringOfDigitsIsAccepted() throws {
+        XCTAssertEqual(try verifiedClaims(iat: #""1700000000""#).issuedAt, Self.now)
+        XCTAssertEqual(try verifiedClaims(iat: #""01699999990""#).issuedAt, Self.now - 10)
+    }
+
+    func testIatInExponentFormWithinRangeIsAccepted() throws {
+        XCTAssertEqual(try verifiedClaims(iat: "1.7e9").issuedAt, Self.now)
+        XCTAssertEqual(try verifiedClaims(iat: "16999999995E-1").issuedAt, Self.now - 1)
+    }
+
+    func testAgeRulesJudgeTheTruncatedIat() throws {
+        // 3599.6 s old as sent, 3600.5 s once truncated: expired.
+        let token = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: "1699996400.9"))
+        assertRefused("bearer \(token)", with: .expiredProviderToken, now: Self.now + 0.5)
+        // 60.9 s ahead as sent, 60 s once truncated: within the clock skew.
+        XCTAssertEqual(try verifiedClaims(iat: "1700000060.9").issuedAt, Self.now + 60)
+    }
+
+    func testIatThatIsNotANonNegativeNumberOfSecondsIsInvalidNamingTheClaim() throws {
+        let refused = [
+            "-1", "-1700000000", "-0.5", "-1.7e9", "1e30", "1.7e19",
+            #""abc""#, #""""#, #""+1700000000""#, #"" 1700000000""#, #""1700000000 ""#, #""-1700000000""#,
+            #""1700000000.5""#, #""1.7e9""#, #""0x6553F100""#, #""١٧٠٠٠٠٠٠٠٠""#, #""99999999999999999999""#,
+            "true", "false", "null", "[1700000000]", #"{"seconds":1700000000}"#,
+        ]
+        for iat in refused {
             let token = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: iat))
-            assertRefused("bearer \(token)", with: .invalidProviderToken)
+            switch verify("bearer \(token)") {
+            case .success(let claims):
+                XCTFail("iat \(iat) accepted as \(claims)")
+            case .failure(let failure):
+                XCTAssertEqual(failure.reason, .invalidProviderToken, "iat \(iat): \(failure)")
+                XCTAssertTrue(failure.detail.contains("the token's iat"), "iat \(iat): \(failure)")
+            }
         }
     }
 
+    func testIatBeyondDoubleRangeIsInvalidAsJSON() throws {
+        let token = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: "1e999"))
+        guard case .failure(let failure) = verify("bearer \(token)") else { return XCTFail("1e999 accepted") }
+        XCTAssertEqual(failure.reason, .invalidProviderToken)
+        XCTAssertTrue(failure.detail.contains("out of range"), failure.detail)
+    }
+
     func testHugeIatNumbersAreRefusedWithoutTrapping() throws {
-        let cases: [(String, APNsReason)] = [
-            ("\(Int.max)", .invalidProviderToken),
-            ("\(Int.min)", .expiredProviderToken),
-            ("99999999999999999999999999", .invalidProviderToken),
-            ("-99999999999999999999999999", .invalidProviderToken),
-            ("1e308", .invalidProviderToken),
-            ("1e400", .invalidProviderToken),
-        ]
-        for (iat, reason) in cases {
+        for iat in ["\(Int.max)", "\(Int.min)", "99999999999999999999999999", "-99999999999999999999999999", "1e308"] {
             let token = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: iat))
-            assertRefused("bearer \(token)", with: reason)
+            assertRefused("bearer \(token)", with: .invalidProviderToken)
         }
     }
 
@@ -570,6 +611,17 @@ final class ProviderTokenTests: XCTestCase {
         XCTAssertNoThrow(try verifier.verify(authorization: "bearer \(otherToken)", now: later).get())
         let result = session.authenticate(authorization: "bearer \(otherToken)", verifier: verifier, now: later)
         XCTAssertEqual(result.failureReason, .invalidProviderToken)
+    }
+
+    func testRefreshRuleJudgesTheTruncatedIat() throws {
+        // 1199.1 s apart as sent, 1200 s once the first iat is truncated: a refresh on time.
+        let first = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: "1700000000.9"))
+        var session = try session(startingWith: first)
+        let later = Self.now + 20 * 60
+        let second = try Self.signed(header: Self.validHeader, claims: Self.claims(iat: #""1700001200""#))
+        XCTAssertNoThrow(
+            try session.authenticate(authorization: "bearer \(second)", verifier: verifier, now: later).get())
+        XCTAssertEqual(session.currentClaims?.issuedAt, later)
     }
 
     func testReusedTokenOlderThanAnHourIsExpired() throws {

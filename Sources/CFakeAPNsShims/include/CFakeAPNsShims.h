@@ -56,4 +56,8 @@ int fakeapns_ssl_request_h2(SSL *ssl);
 /// copied into `buffer`; returns its length, 0 when absent, -1 when it does not fit.
 int fakeapns_x509_extension_value(X509 *cert, const char *oid, unsigned char *buffer, int capacity);
 
+/// Makes a peer that closes without close_notify an error on this connection again
+/// (SSL_OP_IGNORE_UNEXPECTED_EOF off), so a client can tell a clean end from an abrupt one.
+void fakeapns_ssl_require_close_notify(SSL *ssl);
+
 #endif

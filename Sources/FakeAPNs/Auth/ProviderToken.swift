@@ -104,13 +104,17 @@ public struct ProviderTokenFailure: Error, Sendable, Hashable, CustomStringConve
 ///
 /// Accepted: `bearer <JWT>` (the scheme in any case), a JWT of three base64url parts without
 /// padding, a header with `"alg":"ES256"` and the `kid` of a trusted key, claims with `iss` equal
-/// to that key's team and an integer `iat`, and an ECDSA P-256 SHA-256 signature in either the
-/// 64-byte JOSE form or DER. Other header members (such as `"typ":"JWT"`) are ignored.
+/// to that key's team and an `iat` in seconds since 1970, and an ECDSA P-256 SHA-256 signature in
+/// either the 64-byte JOSE form or DER. The `iat` may be a JSON integer (`1700000000`), a number
+/// with a fraction (`1700000000.637`, truncated to whole seconds; the age and refresh rules see
+/// the truncated value) or a string of decimal digits (`"1700000000"`), as clients send it.
+/// Other header members (such as `"typ":"JWT"`) are ignored.
 ///
 /// Refused:
 /// - no header, another scheme, or nothing after `bearer`: ``APNsReason/missingProviderToken``;
-/// - anything malformed, an unknown `kid`, another team, a signature that does not verify, or an
-///   `iat` more than ``clockSkew`` in the future: ``APNsReason/invalidProviderToken``;
+/// - anything malformed (including an `iat` that is negative, beyond 64-bit seconds, or another
+///   JSON value), an unknown `kid`, another team, a signature that does not verify, or an `iat`
+///   more than ``clockSkew`` in the future: ``APNsReason/invalidProviderToken``;
 /// - an `iat` more than ``maximumTokenAge`` (one hour) before `now`:
 ///   ``APNsReason/expiredProviderToken``.
 ///
@@ -227,9 +231,7 @@ public struct ProviderTokenVerifier: Sendable {
             throw invalid("the token's iss \(Self.quote(iss)) is not the team \(key.teamID) of key \(key.keyID)")
         }
         guard let iat = claims["iat"] else { throw invalid("the token's claims have no iat (the time it was issued)") }
-        guard let issuedAt = iat.intValue else {
-            throw invalid("the token's iat \(Self.quote(iat)) is not an integer number of seconds since 1970")
-        }
+        let issuedAt = try Self.issuedAtSeconds(iat)
 
         let signingInput = Array(token[token.startIndex..<parts[1].endIndex])
         guard let der = ECDSASignature.derCandidates(for: signature) else {
@@ -260,6 +262,36 @@ public struct ProviderTokenVerifier: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The whole seconds since 1970 an `iat` stands for. RFC 7519 allows a NumericDate with a
+    /// fraction, which clients that read a float clock send (PyAPNs2, aioapns:
+    /// `1796106773.637287`), and some clients send the digits as a string (`"1796106849"`);
+    /// APNs serves both, so both are read, a fraction truncated. Signs, blanks, exponents in a
+    /// string, and values past 64-bit seconds are refused.
+    private static func issuedAtSeconds(_ iat: JSONValue) throws(ProviderTokenFailure) -> Int {
+        let seconds: Int?
+        switch iat {
+        case .int(let value) where value >= 0:
+            seconds = value
+        case .double(let value) where value >= 0:
+            seconds = Int(exactly: value.rounded(.towardZero))
+        case .string(let text) where !text.isEmpty && text.utf8.allSatisfy({ (0x30...0x39).contains($0) }):
+            seconds = Int(text)
+        case .int, .double:
+            throw ProviderTokenFailure(.invalidProviderToken, "the token's iat \(quote(iat)) is negative")
+        default:
+            throw ProviderTokenFailure(
+                .invalidProviderToken,
+                "the token's iat \(quote(iat)) is not a number of seconds since 1970 "
+                    + "(an integer, a number with a fraction, or a string of decimal digits)"
+            )
+        }
+        guard let seconds else {
+            throw ProviderTokenFailure(
+                .invalidProviderToken, "the token's iat \(quote(iat)) is beyond the range of 64-bit seconds")
+        }
+        return seconds
+    }
 
     private func invalid(_ detail: String) -> ProviderTokenFailure {
         ProviderTokenFailure(.invalidProviderToken, detail)

@@ -6,7 +6,7 @@ public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {
     public let keyID: String
     /// The `iss` claim: the 10-character team ID.
     public let teamID: String
-    /// The `iat` claim.
+    /// The `iat` claim, in whole seconds: a fraction the client sent is truncated.
     public let issuedAt: Date
 
     /// Claims as verified.

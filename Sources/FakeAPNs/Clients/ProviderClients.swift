@@ -7,13 +7,13 @@ import Glibc
 // MARK: - Binary provider API
 
 /// A provider's connection to the binary gateway (the legacy provider API, port 2195): sends
-/// notifications as bytes and learns whether one was refused.
+/// notifications as bytes and learns whether they were taken.
 ///
 /// The gateway answers nothing on success. It answers a refusal with a 6-byte error response
-/// and closes the connection, dropping whatever followed. So a client learns the outcome by
-/// closing its sending side (`finish`) and reading until the gateway closes: an error response
-/// if something was refused, nothing otherwise. Works against FakeAPNs and any server that
-/// speaks Apple's protocol.
+/// and closes the connection, dropping whatever followed. So silence is the answer, and
+/// ``finish(quietPeriod:waitingUpTo:)`` waits for it: a quiet period after the last write with
+/// the connection still open, then a clean close on both sides. Works against FakeAPNs and any
+/// server that speaks Apple's protocol.
 ///
 /// ```swift
 /// let client = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort)
@@ -25,7 +25,14 @@ import Glibc
 /// }
 /// ```
 public final class BinaryProviderClient {
+    /// How long ``finish(quietPeriod:waitingUpTo:)`` waits after the last write, by default,
+    /// before it takes the gateway's silence for acceptance: 1 second. FakeAPNs answers a
+    /// refusal within milliseconds; the wait is for a busy machine and a gateway farther away.
+    public static let defaultQuietPeriod: Duration = .seconds(1)
+
     private let tls: TLSClient
+    /// When the last ``send(_:)`` wrote, so the quiet period counts from there.
+    private var lastWrite: ContinuousClock.Instant?
 
     /// Connects and completes the TLS handshake.
     ///
@@ -34,6 +41,10 @@ public final class BinaryProviderClient {
     ///     host: "gateway.example.test", port: 2195, trustedCAsPEM: caBundle,
     ///     identity: TLSIdentity(certificateFile: "client.pem", privateKeyFile: "client.key"))
     /// ```
+    ///
+    /// Under TLS 1.3 the client's side of the handshake completes before the server has judged
+    /// the client's certificate, so a server that refuses it says so later:
+    /// ``finish(quietPeriod:waitingUpTo:)`` reports it.
     ///
     /// - Parameters:
     ///   - trustedCAsPEM: CAs the server's certificate must chain to (default: the test CA of
@@ -58,40 +69,73 @@ public final class BinaryProviderClient {
     /// ```
     ///
     /// - Throws: ``TLSError`` when the write fails, typically because the gateway already
-    ///   refused an earlier notification and closed; ``finish(waitingUpTo:)`` still reads its
-    ///   error response.
+    ///   refused an earlier notification (or the handshake) and closed;
+    ///   ``finish(quietPeriod:waitingUpTo:)`` still reads its answer.
     public func send(_ frames: [UInt8]) throws {
+        defer { lastWrite = ContinuousClock.now }
         try tls.send(frames)
     }
 
-    /// Closes the sending side (TLS close_notify) and reads until the gateway closes, or until
-    /// `wait` passes.
+    /// Waits for the gateway's verdict on everything sent, and closes the sending side.
     ///
     /// ```swift
-    /// let refusal = try client.finish(waitingUpTo: .seconds(2))   // nil: nothing was refused
+    /// let refusal = try client.finish(quietPeriod: .milliseconds(500))   // nil: all taken
     /// ```
     ///
-    /// - Returns: the gateway's error response, or nil when it closed without one or stayed
-    ///   silent for the whole wait (both mean it refused nothing that it reports).
-    /// - Throws: ``TLSError`` when the connection fails before an answer,
-    ///   ``ProviderClientError`` when the gateway sends bytes that are not an error response.
-    public func finish(waitingUpTo wait: Duration = .seconds(10)) throws -> BinaryErrorResponse? {
-        let deadline = ContinuousClock.now + wait
+    /// The verdict is the first of:
+    /// - an error response: returned (the gateway closes after it);
+    /// - a fatal TLS alert, such as a TLS 1.3 server refusing the client's certificate after
+    ///   the client's side of the handshake completed: thrown, as "the server refused the
+    ///   handshake: tlsv13 alert certificate required";
+    /// - the gateway closing or resetting the connection without an error response: thrown
+    ///   (it dropped the connection, or refused a command 0, which gets no error response);
+    /// - `quietPeriod` of silence after the last ``send(_:)`` with the connection still open:
+    ///   then close_notify goes out, and the gateway's close_notify, within `wait`, makes the
+    ///   answer nil (everything was taken). An error response or alert in that time counts
+    ///   as above; a close without close_notify, a reset or no close at all is thrown.
+    ///
+    /// - Returns: the gateway's error response, or nil when it took everything sent.
+    /// - Throws: ``ProviderClientError`` for every outcome other than these two, saying which;
+    ///   ``TLSError`` when OpenSSL reports another failure.
+    public func finish(
+        quietPeriod: Duration = defaultQuietPeriod, waitingUpTo wait: Duration = .seconds(10)
+    ) throws -> BinaryErrorResponse? {
         var received: [UInt8] = []
-        // A response that is already here is read before close_notify goes out: a gateway that
-        // has closed answers a late close_notify with a TCP reset.
-        try readAvailable(into: &received, until: ContinuousClock.now)
-        if received.count < 6 {
-            tls.stream.sendCloseNotify()
-            try readAvailable(into: &received, until: deadline)
-        }
-        guard !received.isEmpty else { return nil }
-        guard received.count >= 6, let response = BinaryErrorResponse(bytes: received.prefix(6)) else {
+        let quietEnd = (lastWrite ?? ContinuousClock.now) + quietPeriod
+        switch try read(into: &received, until: quietEnd) {
+        case .bytes:
+            return try errorResponse(in: received)
+        case .closeNotify:
+            if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
-                message: "the gateway sent \(received.count) bytes that are not an error response: "
-                    + received.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))
+                message: "the gateway closed the connection without an error response before \(seconds(quietPeriod)) "
+                    + "seconds of quiet: it dropped the connection, or refused a command 0 (which gets no error response)")
+        case .abruptEnd(let how):
+            if !received.isEmpty { return try errorResponse(in: received) }
+            throw ProviderClientError(
+                message: "the gateway ended the connection without an error response or close_notify (\(how)): "
+                    + "what was sent may be lost")
+        case .timedOut:
+            break
         }
-        return response
+        tls.stream.sendCloseNotify()
+        switch try read(into: &received, until: ContinuousClock.now + wait) {
+        case .bytes:
+            return try errorResponse(in: received)
+        case .closeNotify:
+            if !received.isEmpty { return try errorResponse(in: received) }
+            return nil
+        case .abruptEnd(let how):
+            if !received.isEmpty { return try errorResponse(in: received) }
+            throw ProviderClientError(
+                message: "the gateway answered close_notify by ending the connection without one (\(how)): "
+                    + "whether it took what was sent is unknown")
+        case .timedOut:
+            if !received.isEmpty { return try errorResponse(in: received) }
+            throw ProviderClientError(
+                message: "the gateway did not answer close_notify within \(seconds(wait)) seconds: "
+                    + "whether it took what was sent is unknown")
+        }
     }
 
     /// Closes the connection.
@@ -99,33 +143,33 @@ public final class BinaryProviderClient {
         tls.close()
     }
 
-    /// Reads until 6 bytes are in, the gateway closes, or `deadline` passes.
-    private func readAvailable(into received: inout [UInt8], until deadline: ContinuousClock.Instant) throws {
+    /// Reads until 6 bytes are in (`.bytes`), the gateway ends the connection, or `deadline`
+    /// passes; a fatal alert is thrown in words.
+    private func read(into received: inout [UInt8], until deadline: ContinuousClock.Instant) throws
+        -> TLSStream.DeadlineRead
+    {
         var chunk = [UInt8](repeating: 0, count: 1024)
-        while received.count < 6 {
-            let remaining = max(deadline - ContinuousClock.now, .zero)
-            let milliseconds = Int32(min(remaining / .milliseconds(1), Double(Int32.max)).rounded(.up))
-            var descriptor = pollfd(fd: tls.stream.socket, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, milliseconds) > 0 else { return }
-            // A TLS 1.3 session ticket can make the socket readable with no data behind it;
-            // the read then waits, so it must not wait past the deadline.
-            setReadTimeout(max(deadline - ContinuousClock.now, .milliseconds(1)))
-            let count: Int
+        while true {
+            let outcome: TLSStream.DeadlineRead
             do {
-                count = try chunk.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
-            } catch {
-                if !received.isEmpty || ContinuousClock.now >= deadline { return }
-                throw error
+                outcome = try chunk.withUnsafeMutableBytes { try tls.stream.read(into: $0, until: deadline) }
+            } catch let alert as TLSStream.PeerAlert {
+                throw ProviderClientError(message: "the server refused the handshake: \(alert.reason)")
             }
-            if count == 0 { return }
+            guard case .bytes(let count) = outcome else { return outcome }
             received += chunk[0..<count]
+            if received.count >= 6 { return outcome }
         }
     }
 
-    private func setReadTimeout(_ timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        setsockopt(tls.stream.socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    /// The error response `received` holds, or an error saying what else it is.
+    private func errorResponse(in received: [UInt8]) throws -> BinaryErrorResponse {
+        guard received.count >= 6, let response = BinaryErrorResponse(bytes: received.prefix(6)) else {
+            throw ProviderClientError(
+                message: "the gateway sent \(received.count) bytes that are not an error response: "
+                    + received.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))
+        }
+        return response
     }
 }
 
@@ -309,7 +353,7 @@ public final class ProviderAPIClient {
             // A read that gives up on SO_RCVTIMEO surfaces as an OpenSSL "want read" error;
             // the clock tells it from a real failure.
             if ContinuousClock.now - started >= timeout - .milliseconds(50) {
-                throw ProviderClientError(message: "no answer within \(Self.seconds(timeout)) seconds")
+                throw ProviderClientError(message: "no answer within \(seconds(timeout)) seconds")
             }
             throw error
         }
@@ -330,10 +374,12 @@ public final class ProviderAPIClient {
         client.close()
     }
 
-    private static func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return value == value.rounded() ? String(Int(value)) : String(value)
-    }
+}
+
+/// A duration in seconds as people write it: "10", "0.3".
+private func seconds(_ duration: Duration) -> String {
+    let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    return value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 // MARK: - Errors

@@ -45,16 +45,19 @@ public final class DeviceRegistry: @unchecked Sendable {
         case unregistered(Date)
     }
 
-    private let lock = ConditionLock()
+    /// The policy's lock, shared with the fault rules.
+    private let lock: ConditionLock
     private var entries: [DeviceToken: Device] = [:]
     private var order: [DeviceToken] = []
     private var strict: Bool
     private let feedback: FeedbackService
+    /// Called with the lock held after every change.
     private let changed: @Sendable () -> Void
 
-    init(strict: Bool, feedback: FeedbackService, changed: @escaping @Sendable () -> Void) {
+    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
         self.strict = strict
         self.feedback = feedback
+        self.lock = lock
         self.changed = changed
     }
 
@@ -62,8 +65,10 @@ public final class DeviceRegistry: @unchecked Sendable {
     public var isStrict: Bool {
         get { lock.withLock { strict } }
         set {
-            lock.withLock { strict = newValue }
-            changed()
+            lock.withLock {
+                strict = newValue
+                changed()
+            }
         }
     }
 
@@ -72,8 +77,8 @@ public final class DeviceRegistry: @unchecked Sendable {
         lock.withLock {
             if entries[token] == nil { order.append(token) }
             entries[token] = Device(token: token, topic: topic, environment: environment, unregisteredAt: nil)
+            changed()
         }
-        changed()
     }
 
     /// Marks the app as uninstalled from the device at `date`: the token appears once on the
@@ -86,26 +91,33 @@ public final class DeviceRegistry: @unchecked Sendable {
                 entries[token] = Device(token: token)
             }
             entries[token]?.unregisteredAt = date
+            changed()
         }
         feedback.add(token, at: date)
-        changed()
     }
 
     /// Forgets a device.
     public func remove(_ token: DeviceToken) {
         lock.withLock {
             if entries.removeValue(forKey: token) != nil { order.removeAll { $0 == token } }
+            changed()
         }
-        changed()
     }
 
     /// Forgets every device (strict mode stays as it is).
     public func removeAll() {
         lock.withLock {
-            entries.removeAll()
-            order.removeAll()
+            resetLocked(strict: strict)
+            changed()
         }
-        changed()
+    }
+
+    /// Forgets every device and sets strict mode; the caller holds the lock and refreshes the
+    /// policy.
+    func resetLocked(strict: Bool) {
+        entries.removeAll()
+        order.removeAll()
+        self.strict = strict
     }
 
     /// The device registered with `token`.
@@ -118,26 +130,26 @@ public final class DeviceRegistry: @unchecked Sendable {
         lock.withLock { order.compactMap { entries[$0] } }
     }
 
-    /// Whether the registry can refuse anything: strict, or holding devices.
-    var isActive: Bool {
-        lock.withLock { strict || !entries.isEmpty }
+    /// Whether the registry can refuse anything: strict, or holding devices; the caller holds
+    /// the lock.
+    var isActiveLocked: Bool {
+        strict || !entries.isEmpty
     }
 
-    func verdict(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
-        lock.withLock {
-            guard let device = entries[token] else {
-                return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
-            }
-            if let environment = device.environment, environment != serverEnvironment {
-                return .otherEnvironment("the token was issued by the \(environment) environment; this server plays \(serverEnvironment)")
-            }
-            if let expected = device.topic, let topic, expected != topic {
-                return .otherTopic("the token belongs to \(expected), not to \(topic)")
-            }
-            if let gone = device.unregisteredAt {
-                return .unregistered(gone)
-            }
-            return .accept
+    /// What the registry says of a notification; the caller holds the lock.
+    func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
+        guard let device = entries[token] else {
+            return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
         }
+        if let environment = device.environment, environment != serverEnvironment {
+            return .otherEnvironment("the token was issued by the \(environment) environment; this server plays \(serverEnvironment)")
+        }
+        if let expected = device.topic, let topic, expected != topic {
+            return .otherTopic("the token belongs to \(expected), not to \(topic)")
+        }
+        if let gone = device.unregisteredAt {
+            return .unregistered(gone)
+        }
+        return .accept
     }
 }

@@ -128,43 +128,51 @@ public final class FaultRules: @unchecked Sendable {
         public var description: String { "rule \(id): \(rule) (\(hits) hits)" }
     }
 
-    private let lock = ConditionLock()
+    /// The policy's lock, shared with the device registry.
+    private let lock: ConditionLock
     private var entries: [Entry] = []
     private var lastID = 0
+    /// Called with the lock held after every change.
     private let changed: @Sendable () -> Void
 
-    init(changed: @escaping @Sendable () -> Void) {
+    init(lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
+        self.lock = lock
         self.changed = changed
     }
 
     /// Adds a rule; returns its id.
     @discardableResult
     public func add(_ rule: FaultRule) -> Int {
-        let id = lock.withLock {
+        lock.withLock {
             lastID += 1
             entries.append(Entry(id: lastID, rule: rule, remaining: rule.times.limit, hits: 0, seen: 0))
+            changed()
             return lastID
         }
-        changed()
-        return id
     }
 
     /// Removes a rule; false when there was none with that id.
     @discardableResult
     public func remove(_ id: Int) -> Bool {
-        let removed = lock.withLock {
+        lock.withLock {
             let before = entries.count
             entries.removeAll { $0.id == id }
+            changed()
             return entries.count != before
         }
-        changed()
-        return removed
     }
 
     /// Removes every rule.
     public func removeAll() {
-        lock.withLock { entries.removeAll() }
-        changed()
+        lock.withLock {
+            removeAllLocked()
+            changed()
+        }
+    }
+
+    /// Removes every rule; the caller holds the lock and refreshes the policy.
+    func removeAllLocked() {
+        entries.removeAll()
     }
 
     /// The rules, in order, with what is left of each (used-up rules included until removed).
@@ -172,30 +180,33 @@ public final class FaultRules: @unchecked Sendable {
         lock.withLock { entries }
     }
 
-    /// Whether any rule can still act.
-    var isActive: Bool {
-        lock.withLock { entries.contains { $0.remaining != 0 } }
+    /// Whether any rule can still act; the caller holds the lock.
+    var isActiveLocked: Bool {
+        entries.contains { $0.remaining != 0 }
     }
 
-    /// The action of the first rule that hits this notification, counting it as used.
-    func action(for token: DeviceToken, topic: String?) -> (FaultRule, FaultRule.Action)? {
-        lock.withLock {
-            var found: Int?
-            for index in entries.indices {
-                entries[index].seen += 1
-                guard found == nil, entries[index].remaining != 0 else { continue }
-                let hit: Bool = switch entries[index].rule.match {
-                case .token(let wanted): wanted == token
-                case .topic(let wanted): wanted == topic
-                case .nth(let n): entries[index].seen == n
-                case .every: true
-                }
-                if hit { found = index }
+    /// The action of the first rule that hits this notification, counting it as used; the
+    /// caller holds the lock.
+    func actionLocked(for token: DeviceToken, topic: String?) -> (FaultRule, FaultRule.Action)? {
+        var found: Int?
+        for index in entries.indices {
+            entries[index].seen += 1
+            guard found == nil, entries[index].remaining != 0 else { continue }
+            let hit: Bool = switch entries[index].rule.match {
+            case .token(let wanted): wanted == token
+            case .topic(let wanted): wanted == topic
+            case .nth(let n): entries[index].seen == n
+            case .every: true
             }
-            guard let index = found else { return nil }
-            entries[index].hits += 1
-            if let remaining = entries[index].remaining { entries[index].remaining = remaining - 1 }
-            return (entries[index].rule, entries[index].rule.action)
+            if hit { found = index }
         }
+        guard let index = found else { return nil }
+        entries[index].hits += 1
+        if let remaining = entries[index].remaining {
+            entries[index].remaining = remaining - 1
+            // The last use of the last rule can switch the policy off.
+            if remaining == 1 { changed() }
+        }
+        return (entries[index].rule, entries[index].rule.action)
     }
 }

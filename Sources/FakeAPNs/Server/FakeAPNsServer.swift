@@ -224,9 +224,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         rejections.removeAll()
         notificationHistory.removeAll()
         rejectionHistory.removeAll()
-        faults.removeAll()
-        devices.removeAll()
-        devices.isStrict = configuration.strictDeviceRegistry
+        policy.reset(strict: configuration.strictDeviceRegistry)
         feedback.takePending()
     }
 

@@ -49,9 +49,9 @@ final class TLSClient: @unchecked Sendable {
         }
     }
 
-    /// Closes the write side (close_notify) and the connection.
+    /// Closes the write side (close_notify, unless it went out already) and the connection.
     func close() {
-        stream.close()
+        stream.close(notifyPeer: !stream.hasSentCloseNotify)
     }
 
     private static func setTimeouts(_ socket: Int32, _ timeout: Duration) {

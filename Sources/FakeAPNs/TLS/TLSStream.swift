@@ -185,4 +185,91 @@ final class TLSStream: @unchecked Sendable {
         default: return "OpenSSL error \(error)"
         }
     }
+
+    // MARK: - Reading with a deadline
+
+    /// How ``read(into:until:)`` ended.
+    enum DeadlineRead: Equatable {
+        /// This many bytes arrived.
+        case bytes(Int)
+        /// The peer sent close_notify: it ended its side cleanly.
+        case closeNotify
+        /// The peer closed without close_notify, or reset the connection; the words say which.
+        case abruptEnd(String)
+        /// Nothing arrived before the deadline; the connection is still open.
+        case timedOut
+    }
+
+    /// A fatal alert the peer sent, in OpenSSL's words ("tlsv13 alert certificate required").
+    struct PeerAlert: Error, Equatable {
+        let reason: String
+    }
+
+    /// Reads what is available, waiting until `deadline` at most, and tells a clean end
+    /// (close_notify) from an abrupt one (a close without it, or a reset), which ``read(into:)``
+    /// does not. From the first call on, this connection no longer takes a close without
+    /// close_notify for one.
+    ///
+    /// - Throws: ``PeerAlert`` when the peer sent a fatal alert, such as a server refusing the
+    ///   client's certificate after a TLS 1.3 handshake the client saw complete; ``TLSError``
+    ///   for anything else OpenSSL reports.
+    func read(into buffer: UnsafeMutableRawBufferPointer, until deadline: ContinuousClock.Instant) throws
+        -> DeadlineRead
+    {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
+        fakeapns_ssl_require_close_notify(ssl)
+        var waitFor = Int16(POLLIN)
+        while true {
+            // Records OpenSSL has already decrypted do not show on the socket.
+            if SSL_pending(ssl) == 0 {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { return .timedOut }
+                var descriptor = pollfd(fd: socket, events: waitFor, revents: 0)
+                let milliseconds = Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+                let ready = poll(&descriptor, 1, milliseconds)
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 { continue }
+            }
+            // Non-blocking for this one read: a readable socket may hold only part of a record,
+            // or a TLS 1.3 session ticket and no data, and a blocking read would wait past the
+            // deadline.
+            TLSError.clearErrorQueue()
+            let flags = fcntl(socket, F_GETFL)
+            _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+            let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+            let code = errno
+            let error = SSL_get_error(ssl, result)
+            _ = fcntl(socket, F_SETFL, flags)
+            if result > 0 { return .bytes(Int(result)) }
+            switch error {
+            case SSL_ERROR_WANT_READ:
+                waitFor = Int16(POLLIN)
+            case SSL_ERROR_WANT_WRITE:
+                waitFor = Int16(POLLOUT)
+            case SSL_ERROR_ZERO_RETURN:
+                return .closeNotify
+            case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
+                return .abruptEnd(
+                    code == 0 ? "the peer closed the connection without close_notify" : String(cString: strerror(code)))
+            default:
+                let first = ERR_peek_error()
+                if ERR_GET_LIB(first) == ERR_LIB_SSL {
+                    if ERR_GET_REASON(first) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+                        TLSError.clearErrorQueue()
+                        return .abruptEnd("the peer closed the connection without close_notify")
+                    }
+                    if ERR_GET_REASON(first) >= SSL_AD_REASON_OFFSET, let words = ERR_reason_error_string(first) {
+                        TLSError.clearErrorQueue()
+                        throw PeerAlert(reason: String(cString: words))
+                    }
+                }
+                throw TLSError.fromErrorQueue("reading", fallback: describe(error))
+            }
+        }
+    }
+
+    /// Whether close_notify went out. A second `SSL_shutdown` would wait for the peer's.
+    var hasSentCloseNotify: Bool {
+        SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN != 0
+    }
 }
