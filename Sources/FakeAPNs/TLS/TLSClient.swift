@@ -51,7 +51,7 @@ final class TLSClient: @unchecked Sendable {
 
     /// Closes the write side (close_notify, unless it went out already) and the connection.
     func close() {
-        stream.close(notifyPeer: !stream.hasSentCloseNotify)
+        stream.close()
     }
 
     private static func setTimeouts(_ socket: Int32, _ timeout: Duration) {

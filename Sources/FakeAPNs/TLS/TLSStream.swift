@@ -148,8 +148,9 @@ final class TLSStream: @unchecked Sendable {
     }
 
     /// Sends close_notify, when the handshake finished and the socket is still open.
+    /// Once only: a second `SSL_shutdown` would wait for the peer's close_notify.
     func sendCloseNotify() {
-        guard !closed, SSL_is_init_finished(ssl) == 1 else { return }
+        guard !closed, SSL_is_init_finished(ssl) == 1, !hasSentCloseNotify else { return }
         _ = SSL_shutdown(ssl)
     }
 
