@@ -132,6 +132,27 @@ final class DaemonStopTests: XCTestCase {
         XCTAssertEqual(daemon.daemon.standardError, "")
     }
 
+    func testSIGTERMGivesABinaryClientStatus10AfterDecodingAndLoggingEverythingItSent() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stop-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let daemon = try started(["--log-file", file.path])
+        let client = try TLSClient(host: "127.0.0.1", port: daemon.gateway)
+        try client.send((1...500).flatMap {
+            BinaryEncoder.enhanced(identifier: UInt32($0), token: Fixtures.token, payload: Fixtures.payload($0))
+        })
+        XCTAssertTrue(eventually { unsentBytes(client.stream.socket) == 0 }, "everything sent reached the daemon")
+        let clock = ContinuousClock()
+        var status: Int32?
+        let took = clock.measure { status = daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)) }
+        XCTAssertEqual(status, 0, daemon.daemon.standardError)
+        XCTAssertLessThan(took, .seconds(2), "SIGTERM to exit")
+        XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0x01, 0xF4], "status 10 naming identifier 500")
+        let identifiers = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix(#"{"event":"notification""#) }
+            .map { try JSONValue(parsing: String($0))["identifier"]?.intValue }
+        XCTAssertEqual(identifiers, (1...500).map { $0 }, "every notification in the log, in order")
+    }
+
     func testALogNobodyReadsHoldsConnectionsBackButNotTheAPIOrTheStop() throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("unread-\(UUID().uuidString)").path
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)

@@ -192,9 +192,3 @@ final class ServerLifecycleTests: XCTestCase {
         withExtendedLifetime(idle) {}
     }
 }
-
-/// Bytes a socket has not had acknowledged yet (TIOCOUTQ).
-private func unsentBytes(_ socket: Int32) -> Int {
-    var count: Int32 = 0
-    return ioctl(socket, UInt(TIOCOUTQ), &count) == 0 ? Int(count) : -1
-}

@@ -66,6 +66,13 @@ final class RawConnection {
     }
 }
 
+/// Bytes a socket has sent that its peer has not acknowledged yet (TIOCOUTQ): 0 means, on
+/// loopback, that everything written is in the peer's socket.
+func unsentBytes(_ socket: Int32) -> Int {
+    var count: Int32 = 0
+    return ioctl(socket, UInt(TIOCOUTQ), &count) == 0 ? Int(count) : -1
+}
+
 /// Threads of this process, from /proc: for tests that prove nothing is left behind.
 func currentThreadCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
