@@ -110,7 +110,7 @@ build() {
     read -r -a libs <<<"$(pkg-config --libs openssl libnghttp2 libmicrohttpd)"
     # shellcheck disable=SC2054 # -sanitize=fuzzer,address is one flag
     local -a swiftflags=(
-        -sanitize=fuzzer,address -O -g -swift-version 6 -enable-upcoming-feature ExistentialAny
+        -sanitize=fuzzer,address -O -g -swift-version 6 -package-name FakeAPNs -enable-upcoming-feature ExistentialAny
         -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CNGHTTP2" -I "$ROOT/Sources/CMicroHTTPD"
         -I "$obj/modules/CFakeAPNsShims" -I "$obj/modules/CMicroHTTPDShims" -I "$obj/modules"
     )
