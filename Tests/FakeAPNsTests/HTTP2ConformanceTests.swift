@@ -69,6 +69,36 @@ final class HTTP2ConformanceTests: XCTestCase {
         }
     }
 
+    func testWithAnRSAIdentityOnlyEphemeralAEADSuitesServeHTTP2() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsa-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let certificate = directory.appendingPathComponent("server.pem").path
+        let key = directory.appendingPathComponent("server.key").path
+        let made = try runTool("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        XCTAssertEqual(made.status, 0, made.error)
+        server.stop()
+        server = try FakeAPNsServer.started(configuration: .init(
+            identity: try TLSIdentity(certificateFile: certificate, privateKeyFile: key)))
+        for cipher in ["ECDHE-RSA-AES128-GCM-SHA256", "DHE-RSA-AES256-GCM-SHA384", "DHE-RSA-CHACHA20-POLY1305"] {
+            let result = try runTool("/usr/bin/curl", [
+                "--silent", "--show-error", "--http2", "--cacert", certificate, "--tlsv1.2", "--tls-max", "1.2",
+                "--ciphers", cipher, "--write-out", "%{http_code}", "--header", "apns-topic: com.example.app",
+                "--data", #"{"aps":{}}"#, "https://127.0.0.1:\(server.http2Port)\(devicePath)",
+            ])
+            XCTAssertEqual(result.output, "200", "\(cipher): \(result.error)")
+        }
+        // AEAD without ephemeral key exchange, and CBC with or without it: all forbidden.
+        for cipher in ["AES128-GCM-SHA256", "AES128-SHA", "ECDHE-RSA-AES128-SHA", "DHE-RSA-AES128-SHA256"] {
+            let attempt = try handshake(port: server.http2Port, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
+            XCTAssertFalse(attempt.completed, "\(cipher): \(attempt.output)")
+        }
+        XCTAssertEqual(server.notifications.count, 3)
+    }
+
     func testGatewayKeepsTLS1_0AndCBCSuitesForTheBinaryEra() throws {
         let attempt = try handshake(port: server.gatewayPort, ["-tls1", "-cipher", "ECDHE-ECDSA-AES128-SHA:@SECLEVEL=0"])
         XCTAssertTrue(attempt.completed, attempt.output)
