@@ -115,8 +115,14 @@ static int select_h2(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     return SSL_TLSEXT_ERR_NOACK;
 }
 
-void fakeapns_ssl_ctx_select_h2(SSL_CTX *ctx) {
+int fakeapns_ssl_ctx_configure_h2(SSL_CTX *ctx) {
+    /* RFC 9113 §9.2.2's deny list is every TLS 1.2 suite but the AEAD ones with ephemeral
+       key exchange; TLS 1.3 has only AEAD suites. DHE suites need the server's DH group. */
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20:DHE+AESGCM:DHE+CHACHA20") != 1) return 0;
+    if (SSL_CTX_set_dh_auto(ctx, 1) != 1) return 0;
     SSL_CTX_set_alpn_select_cb(ctx, select_h2, NULL);
+    return 1;
 }
 
 int fakeapns_ssl_request_h2(SSL *ssl) {

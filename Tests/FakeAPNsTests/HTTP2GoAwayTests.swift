@@ -23,9 +23,9 @@ final class HTTP2GoAwayTests: XCTestCase {
     func testGoAwayFaultSendsTheAnswersHeadersAndDataBeforeGoAway() throws {
         server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
         let frames = try exchangeRawFrames(settings: [])
-        let headers = try XCTUnwrap(frames.firstIndex { $0.type == Frame.headers && $0.stream == 1 }, "\(frames)")
-        let data = try XCTUnwrap(frames.firstIndex { $0.type == Frame.data && $0.stream == 1 }, "\(frames)")
-        let goAway = try XCTUnwrap(frames.firstIndex { $0.type == Frame.goAway }, "\(frames)")
+        let headers = try XCTUnwrap(frames.firstIndex { $0.type == RawFrame.headers && $0.stream == 1 }, "\(frames)")
+        let data = try XCTUnwrap(frames.firstIndex { $0.type == RawFrame.data && $0.stream == 1 }, "\(frames)")
+        let goAway = try XCTUnwrap(frames.firstIndex { $0.type == RawFrame.goAway }, "\(frames)")
         XCTAssertLessThan(headers, data, "\(frames)")
         XCTAssertLessThan(data, goAway, "\(frames)")
         XCTAssertEqual(goAway, frames.count - 1, "GOAWAY is the last frame: \(frames)")
@@ -39,9 +39,9 @@ final class HTTP2GoAwayTests: XCTestCase {
         server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
         // With a window of 0 the answer's DATA may not leave; GOAWAY and the close still do.
         let frames = try exchangeRawFrames(settings: [(Int32(NGHTTP2Settings.initialWindowSize), 0)])
-        XCTAssertTrue(frames.contains { $0.type == Frame.headers && $0.stream == 1 }, "\(frames)")
-        XCTAssertFalse(frames.contains { $0.type == Frame.data && $0.stream == 1 }, "\(frames)")
-        XCTAssertEqual(frames.last?.type, Frame.goAway, "\(frames)")
+        XCTAssertTrue(frames.contains { $0.type == RawFrame.headers && $0.stream == 1 }, "\(frames)")
+        XCTAssertFalse(frames.contains { $0.type == RawFrame.data && $0.stream == 1 }, "\(frames)")
+        XCTAssertEqual(frames.last?.type, RawFrame.goAway, "\(frames)")
     }
 
     // MARK: - Escaping
@@ -203,28 +203,9 @@ final class HTTP2GoAwayTests: XCTestCase {
 
     // MARK: - Raw frames
 
-    private struct Frame: CustomStringConvertible {
-        static let data: UInt8 = 0
-        static let headers: UInt8 = 1
-        static let goAway: UInt8 = 7
-
-        var type: UInt8
-        var stream: Int32
-        var payload: ArraySlice<UInt8>
-
-        var goAwayLastStream: Int32 { Int32(bitPattern: Self.word(payload, 0) & 0x7FFF_FFFF) }
-        var goAwayErrorCode: UInt32 { Self.word(payload, 4) }
-        var goAwayDebugData: ArraySlice<UInt8> { payload.dropFirst(8) }
-        var description: String { "\(type)/\(stream)" }
-
-        static func word(_ bytes: ArraySlice<UInt8>, _ offset: Int) -> UInt32 {
-            bytes.dropFirst(offset).prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
-        }
-    }
-
     /// Sends one push with the given client SETTINGS and returns every frame the server sent
     /// until it closed the connection, in order.
-    private func exchangeRawFrames(settings: [(id: Int32, value: UInt32)]) throws -> [Frame] {
+    private func exchangeRawFrames(settings: [(id: Int32, value: UInt32)]) throws -> [RawFrame] {
         let tls = try TLSClient(host: server.configuration.host, port: server.http2Port, offerHTTP2: true)
         defer { tls.close() }
         let session = try NGHTTP2Session(server: false, delegate: IgnoringDelegate())
@@ -236,16 +217,8 @@ final class HTTP2GoAwayTests: XCTestCase {
             body: request.body)
         try tls.send(try session.takeOutput())
         let bytes = try tls.readToEnd()
-        var frames: [Frame] = []
-        var offset = 0
-        while offset + 9 <= bytes.count {
-            let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
-            guard offset + 9 + length <= bytes.count else { break }
-            let stream = Int32(bitPattern: Frame.word(bytes[offset + 5..<offset + 9], 0) & 0x7FFF_FFFF)
-            frames.append(Frame(type: bytes[offset + 3], stream: stream, payload: bytes[offset + 9..<offset + 9 + length]))
-            offset += 9 + length
-        }
-        XCTAssertEqual(offset, bytes.count, "whole frames only")
+        let (frames, length) = RawFrame.parse(bytes)
+        XCTAssertEqual(length, bytes.count, "whole frames only")
         return frames
     }
 }

@@ -45,9 +45,12 @@ int fakeapns_eventfd(void);
 /// Names the calling thread (at most 15 bytes), for debuggers and /proc.
 void fakeapns_set_thread_name(const char *name);
 
-/// Offers ALPN "h2" on a server context: a client that offers h2 gets it; one that offers
-/// nothing (HTTP/2 with prior knowledge) or something else is served without ALPN.
-void fakeapns_ssl_ctx_select_h2(SSL_CTX *ctx);
+/// Makes a server context one for HTTP/2 over TLS (RFC 9113 §9.2): TLS 1.2 or later, and
+/// under TLS 1.2 only ECDHE or DHE with AES-GCM or ChaCha20-Poly1305, so a client that offers
+/// less is refused in the handshake. Selects ALPN "h2": a client that offers h2 gets it; one
+/// that offers nothing (HTTP/2 with prior knowledge) or something else is served without ALPN.
+/// Returns 1, or 0 with the reason on OpenSSL's error queue.
+int fakeapns_ssl_ctx_configure_h2(SSL_CTX *ctx);
 
 /// Asks for ALPN "h2" on a client connection.
 int fakeapns_ssl_request_h2(SSL *ssl);

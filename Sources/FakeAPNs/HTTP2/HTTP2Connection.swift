@@ -22,12 +22,18 @@ struct HTTP2Context: Sendable {
 final class HTTP2Connection: HTTP2SessionDelegate {
     /// The stream limit APNs announces once a connection may send freely.
     static let openStreamLimit: UInt32 = 1000
-    /// Header fields kept per stream, and their bytes: a hostile client opening its thousand
-    /// streams costs at most a few megabytes.
-    private static let headerLimit = 100
-    private static let headerBytesLimit = 16 * 1024
+    /// SETTINGS_MAX_HEADER_LIST_SIZE as APNs announces it, and as this server holds to: a
+    /// request whose header list is larger is answered 431 and judged on nothing else. The
+    /// fields of a stream are kept up to it, so one costs at most 24 KB of text (invalid UTF-8
+    /// becomes U+FFFD, three bytes).
+    static let headerListSizeLimit = 8000
+    /// The answer to a header list over the limit. Apple documents none; 431 is HTTP's status
+    /// for it, and a `{"reason":…}` body, as every other refusal has, is what APNs clients read.
+    static let headerListTooLarge = APNsReason("RequestHeaderFieldsTooLarge", status: 431)
     /// RST_STREAM's REFUSED_STREAM: the request was not processed, and may be sent again.
     private static let refusedStream: UInt32 = 7
+    /// GOAWAY's PROTOCOL_ERROR.
+    private static let protocolError: UInt32 = 1
     /// Body bytes kept per stream: one more than the largest payload, enough to answer 413.
     private let bodyLimit: Int
 
@@ -87,7 +93,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             (Int32(NGHTTP2Settings.maxConcurrentStreams), tokenAuthentication ? 1 : Self.openStreamLimit),
             (Int32(NGHTTP2Settings.initialWindowSize), 65_535),
             (Int32(NGHTTP2Settings.maxFrameSize), 16_384),
-            (Int32(NGHTTP2Settings.maxHeaderListSize), 8000),
+            (Int32(NGHTTP2Settings.maxHeaderListSize), UInt32(Self.headerListSizeLimit)),
         ])
         streamsOpened = !tokenAuthentication
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -202,8 +208,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             guard let slot = streams.slot(of: stream) else { return }
             headerBlock.slot = slot
         }
-        streams[headerBlock.slot].addHeader(
-            name: name, value: value, countLimit: Self.headerLimit, bytesLimit: Self.headerBytesLimit)
+        streams[headerBlock.slot].addHeader(name: name, value: value, sizeLimit: Self.headerListSizeLimit)
     }
 
     func headersEnded(_ stream: Int32, endsStream: Bool) {
@@ -218,7 +223,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     func streamEnded(_ stream: Int32) {
         guard stream <= streamCeiling, let slot = streams.slot(of: stream) else { return }
         var request = streams.remove(at: slot)
-        request.body.withUnsafeBytes { handle(stream, request.fields, body: $0, bodySize: request.bodySize) }
+        request.body.withUnsafeBytes { body in
+            if request.headerListSize > Self.headerListSizeLimit {
+                refuse(
+                    stream, request.fields, body, Self.headerListTooLarge,
+                    "the header list is \(request.headerListSize) bytes (name, value and 32 a field); SETTINGS_MAX_HEADER_LIST_SIZE is \(Self.headerListSizeLimit)",
+                    deviceToken: RequestValidator.deviceToken(inPath: request.fields.path ?? ""))
+            } else {
+                handle(stream, request.fields, body: body, bodySize: request.bodySize)
+            }
+        }
         streams.recycle(&request.body)
     }
 
@@ -233,6 +247,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     func goAwaySent(lastStream: Int32) {
         streamCeiling = min(streamCeiling, lastStream)
         goAwayLastStream = min(goAwayLastStream, lastStream)
+    }
+
+    func oldStreamIDUsed(_ stream: Int32, highest: Int32) {
+        // A connection already ending (a fault closing it, a GOAWAY owed) ends as it would.
+        guard !closing else { return }
+        goAway(
+            errorCode: Self.protocolError,
+            debugData: Array("HEADERS on stream \(stream), not above stream \(highest) already used".utf8))
     }
 
     // MARK: - Requests

@@ -1,9 +1,9 @@
 /// What a connection keeps of a request while its header block and body arrive.
 struct HTTP2PendingRequest {
     var fields = RequestHeaderFields()
-    /// Header fields kept, and their bytes as text, for the connection's limits.
-    var headerCount = 0
-    var headerBytes = 0
+    /// The header list's size as RFC 9113 §6.5.2 counts it for SETTINGS_MAX_HEADER_LIST_SIZE:
+    /// name and value bytes and 32 a field, every field counted, kept or not.
+    var headerListSize = 0
     /// Body bytes kept (up to the connection's limit), and how many arrived in all.
     var body: [UInt8] = []
     var bodySize = 0
@@ -11,45 +11,18 @@ struct HTTP2PendingRequest {
     /// Empty again, keeping the body's storage for the next request.
     mutating func reset() {
         fields = RequestHeaderFields()
-        headerCount = 0
-        headerBytes = 0
+        headerListSize = 0
         body.removeAll(keepingCapacity: true)
         bodySize = 0
     }
 
-    /// Adds a header field as nghttp2 passes it on, unless the request holds `countLimit`
-    /// fields already or this one would take their text over `bytesLimit` bytes: fields past
-    /// either limit are dropped. nghttp2 only passes on names of lowercase token characters
-    /// (ASCII), so only the value's bytes need a look.
-    mutating func addHeader(
-        name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, countLimit: Int, bytesLimit: Int
-    ) {
-        guard headerCount < countLimit else { return }
-        let size = name.count + Self.textLength(value)
-        guard headerBytes + size <= bytesLimit else { return }
-        headerCount += 1
-        headerBytes += size
+    /// Adds a header field as nghttp2 passes it on, unless it takes the list over `sizeLimit`:
+    /// from then on fields are only counted, and the request is refused on its size, never
+    /// judged on the fields kept.
+    mutating func addHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, sizeLimit: Int) {
+        headerListSize += name.count + value.count + 32
+        guard headerListSize <= sizeLimit else { return }
         fields.add(lowercaseName: name, value: value)
-    }
-
-    /// How many bytes `bytes` take as text: invalid UTF-8 becomes U+FFFD, so the limit counts
-    /// what a `String` of them holds. Header bytes are ASCII all but always, checked eight at
-    /// a time.
-    private static func textLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let base = bytes.baseAddress else { return 0 }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        var high: UInt64 = 0
-        while index + 8 <= bytes.count {
-            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < bytes.count {
-            high |= UInt64(base[index])
-            index += 1
-        }
-        guard high & 0x8080_8080_8080_8080 != 0 else { return bytes.count }
-        return String(decoding: bytes, as: UTF8.self).utf8.count
     }
 
     /// Adds body bytes, keeping them while the body stays within `limit`.

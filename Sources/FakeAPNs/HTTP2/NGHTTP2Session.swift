@@ -21,12 +21,18 @@ protocol HTTP2SessionDelegate: AnyObject {
     /// This side's GOAWAY left, whoever submitted it (the owner, or nghttp2 defending the
     /// connection): the peer's streams above `lastStream` are not processed.
     func goAwaySent(lastStream: Int32)
+    /// A server's peer sent HEADERS on stream `stream`, not above `highest`, the highest it
+    /// used, for a stream neither open nor reset by this side: not trailers but a request on
+    /// an id it may not use (RFC 9113 §5.1.1), a connection error PROTOCOL_ERROR that nghttp2
+    /// would ignore. The session reads nothing after it: `receive` throws.
+    func oldStreamIDUsed(_ stream: Int32, highest: Int32)
 }
 
 extension HTTP2SessionDelegate {
     func headersEnded(_ stream: Int32, endsStream: Bool) {}
     func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {}
     func goAwaySent(lastStream: Int32) {}
+    func oldStreamIDUsed(_ stream: Int32, highest: Int32) {}
 }
 
 /// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
@@ -42,6 +48,7 @@ final class NGHTTP2Session {
     /// Header names are lowercase on the wire and header values bounded; nghttp2 checks both.
     init(server: Bool, delegate: any HTTP2SessionDelegate) throws {
         self.delegate = delegate
+        isServer = server
         let userData = Unmanaged.passUnretained(self).toOpaque()
         var created: OpaquePointer?
         let callbacks = Callbacks.shared.pointer
@@ -56,6 +63,49 @@ final class NGHTTP2Session {
     /// one still open when the connection ends would keep it, so deleting the session frees
     /// what is left. Only answers and requests with a body are here (no accepted push's).
     private var streamsWithBody: Set<Int32> = []
+
+    private let isServer: Bool
+    /// The highest stream id a HEADERS frame of the peer named.
+    private var highestPeerStream: Int32 = 0
+    /// The streams this side reset last, oldest first once full: frames the peer sent before
+    /// it saw the RST_STREAM, trailers among them, are ignored (RFC 9113 §5.1). More than the
+    /// streams a peer may have open at once.
+    private var resetStreams: [Int32] = []
+    private var nextReset = 0
+    private static let resetStreamMemory = 1024
+
+    /// Whether HEADERS on `stream` may come, or the peer used an old stream id; called as the
+    /// frame begins, before nghttp2 reads it. nghttp2 ignores HEADERS on a stream id below the
+    /// highest it saw unless it still holds the stream, closed after END_STREAM (then it
+    /// answers STREAM_CLOSED): a client that reuses an id would wait for an answer forever.
+    fileprivate func headersBegin(_ stream: Int32, _ session: OpaquePointer?) -> Bool {
+        if stream > highestPeerStream {
+            highestPeerStream = stream
+            return true
+        }
+        guard isServer, stream & 1 == 1, !Self.isOpen(stream, in: session), !resetStreams.contains(stream) else {
+            return true
+        }
+        delegate.oldStreamIDUsed(stream, highest: highestPeerStream)
+        return false
+    }
+
+    /// Whether a stream is open or half-closed: nghttp2 also finds streams that closed a
+    /// moment ago, and idle ones a PRIORITY frame made.
+    private static func isOpen(_ stream: Int32, in session: OpaquePointer?) -> Bool {
+        guard let found = nghttp2_session_find_stream(session, stream) else { return false }
+        let state = nghttp2_stream_get_state(found)
+        return state != NGHTTP2_STREAM_STATE_CLOSED && state != NGHTTP2_STREAM_STATE_IDLE
+    }
+
+    fileprivate func resetSent(_ stream: Int32) {
+        if resetStreams.count < Self.resetStreamMemory {
+            resetStreams.append(stream)
+        } else {
+            resetStreams[nextReset] = stream
+            nextReset = (nextReset + 1) % Self.resetStreamMemory
+        }
+    }
 
     deinit {
         for stream in streamsWithBody { fakeapns_h2_release_stream_body(session, stream) }
@@ -171,6 +221,14 @@ final class NGHTTP2Session {
         private init() {
             var callbacks: OpaquePointer?
             nghttp2_session_callbacks_new(&callbacks)
+            // Every frame passes here: a request's HEADERS costs a comparison and a store more.
+            nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { session, header, userData in
+                guard let header, header.pointee.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+                let allowed = Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
+                    $0.headersBegin(header.pointee.stream_id, session)
+                }
+                return allowed ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+            }
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
                 guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
                 NGHTTP2Session.withDelegate(userData) { $0.streamBegan(frame.pointee.hd.stream_id) }
@@ -213,8 +271,17 @@ final class NGHTTP2Session {
                 return 0
             }
             nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
-                guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue) else { return 0 }
-                NGHTTP2Session.withDelegate(userData) { $0.goAwaySent(lastStream: frame.pointee.goaway.last_stream_id) }
+                guard let frame else { return 0 }
+                switch UInt32(frame.pointee.hd.type) {
+                case NGHTTP2_GOAWAY.rawValue:
+                    NGHTTP2Session.withDelegate(userData) { $0.goAwaySent(lastStream: frame.pointee.goaway.last_stream_id) }
+                case NGHTTP2_RST_STREAM.rawValue:
+                    Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
+                        $0.resetSent(frame.pointee.hd.stream_id)
+                    }
+                default:
+                    break
+                }
                 return 0
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, stream, errorCode, userData in

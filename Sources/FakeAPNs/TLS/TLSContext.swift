@@ -103,7 +103,11 @@ final class TLSContext: @unchecked Sendable {
             if clientCertificates.mode == .required { flags |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT }
             SSL_CTX_set_verify(raw, flags, nil)
         }
-        if offerHTTP2 { fakeapns_ssl_ctx_select_h2(raw) }
+        // HTTP/2 over TLS asks more than the binary era's clients had: TLS 1.2 or later (as
+        // Apple asks of providers) and, under TLS 1.2, an AEAD suite (RFC 9113 §9.2).
+        if offerHTTP2 && fakeapns_ssl_ctx_configure_h2(raw) != 1 {
+            throw TLSError.fromErrorQueue("configuring the HTTP/2 server context")
+        }
         return context
     }
 
