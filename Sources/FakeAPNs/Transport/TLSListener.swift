@@ -279,17 +279,20 @@ final class TLSListener: @unchecked Sendable {
         close(spare)
         let client = fakeapns_accept(socket)
         let code = errno
-        spare = Self.openSpareDescriptor()
-        if client >= 0 {
-            refuse(client, .noDescriptor(reason))
-            return true
+        guard client >= 0 else {
+            spare = Self.openSpareDescriptor()
+            return code != EMFILE && code != ENFILE && code != ENOBUFS && code != ENOMEM
         }
-        return code != EMFILE && code != ENFILE && code != ENOBUFS && code != ENOMEM
+        refuse(client, .noDescriptor(reason)) { spare = Self.openSpareDescriptor() }
+        return true
     }
 
-    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal) {
+    /// Closes a connection just accepted and reports why; `afterClosing` runs between the two
+    /// (before the report, which may wait for the event log).
+    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, afterClosing: () -> Void = {}) {
         let peer = Socket.peerAddress(of: client)
         close(client)
+        afterClosing()
         onRefusal(peer, refusal)
     }
 
