@@ -85,7 +85,10 @@ final class Daemon: Sendable {
         var configuration = FakeAPNsServer.Configuration(
             host: options.host, gatewayPort: options.gatewayPort, feedbackPort: options.feedbackPort,
             http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
-            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent)
+            maximumPayloadSize: options.maximumPayloadSize, retention: options.retention,
+            maximumConnectionsPerListener: options.maximumConnectionsPerListener,
+            maximumConnections: options.maximumConnections,
+            reservedDescriptors: reservedDescriptors(limit: DescriptorLimit.current), onEvent: onEvent)
         configuration.eventBackPressure = backPressure
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
@@ -101,6 +104,15 @@ final class Daemon: Sendable {
                 mode: options.clientCertificates, trustedCAsPEM: trusted)
         }
         return FakeAPNsServer(configuration: configuration)
+    }
+
+    /// Descriptors the APNs listeners leave free, so the control API and `/healthz` answer while
+    /// clients hold every connection they may: the control API's own limit (128 connections)
+    /// and a margin for what the daemon opens besides (its listening sockets, the log file,
+    /// libmicrohttpd's own); but at most a quarter of a low limit, which then still serves APNs
+    /// connections.
+    static func reservedDescriptors(limit: Int) -> Int {
+        min(128 + 32, limit / 4)
     }
 
     /// The authentication mode the options name (`--jwt-key` alone implies token).

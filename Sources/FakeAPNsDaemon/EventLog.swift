@@ -1,8 +1,8 @@
 import FakeAPNs
 import Foundation
 
-/// The daemon's log: one line per event (connection opened or closed, handshake failed,
-/// notification accepted, refusal, feedback read), as JSON lines or readable text. Events are
+/// The daemon's log: one line per event (connection opened, closed or refused, handshake
+/// failed, notification accepted, refusal, feedback read), as JSON lines or readable text. Events are
 /// queued by the server's threads and written by one thread of the log's own, so a slow
 /// terminal or disk does not slow a connection while the backlog is small; past
 /// ``backlogLimit`` lines, `waitForRoom()` holds the producers back until the writer catches
@@ -252,6 +252,11 @@ final class EventLog: @unchecked Sendable {
             return [line("connection-closed", connection(info, listener))]
         case .handshakeFailed(let peer, let listener, let reason):
             return [line("handshake-failed", ["listener": .string(listener.rawValue), "peer": .string(peer), "reason": .string(reason)])]
+        case .connectionRefused(let peer, let listener, let reason):
+            return [line("connection-refused", [
+                "listener": .string(listener.rawValue), "peer": .string(peer), "cause": .string(reason.cause),
+                "reason": .string(reason.description),
+            ])]
         case .feedbackRead(let tuples, let info):
             return [line("feedback-read", [
                 "connection": .int(info.id), "peer": .string(info.peer),
@@ -278,6 +283,8 @@ final class EventLog: @unchecked Sendable {
             return ["\(now) \(listener) connection \(info.id) closed"]
         case .handshakeFailed(let peer, let listener, let reason):
             return ["\(now) \(listener) handshake from \(peer) failed: \(reason)"]
+        case .connectionRefused(let peer, let listener, let reason):
+            return ["\(now) \(listener) connection from \(peer) refused: \(reason)"]
         case .feedbackRead(let tuples, let info):
             return ["\(now) feedback read by connection \(info.id): \(tuples.count) tuple\(tuples.count == 1 ? "" : "s")"
                 + tuples.map { " \($0.deviceToken.hex)@\($0.timestamp)" }.joined()]

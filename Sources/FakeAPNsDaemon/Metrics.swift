@@ -9,6 +9,8 @@ public final class Metrics: Sendable {
         var opened: [String: Int] = [:]
         var open: [String: Int] = [:]
         var handshakeFailures: [String: Int] = [:]
+        /// Keyed by the labels, `listener="…",reason="…"`.
+        var refused: [String: Int] = [:]
         var feedbackReads = 0
         var feedbackTuples = 0
     }
@@ -32,6 +34,8 @@ public final class Metrics: Sendable {
                 counts.open[listener.rawValue, default: 0] -= 1
             case .handshakeFailed(_, let listener, _):
                 counts.handshakeFailures[listener.rawValue, default: 0] += 1
+            case .connectionRefused(_, let listener, let reason):
+                counts.refused["listener=\"\(listener.rawValue)\",reason=\"\(reason.cause)\"", default: 0] += 1
             case .feedbackRead(let tuples, _):
                 counts.feedbackReads += 1
                 counts.feedbackTuples += tuples.count
@@ -65,6 +69,9 @@ public final class Metrics: Sendable {
                labelled("listener", counts.open, all: listeners))
         family("fakeapns_handshake_failures_total", "counter", "Connections whose TLS handshake failed, by listener.",
                labelled("listener", counts.handshakeFailures, all: listeners))
+        family("fakeapns_connections_refused_total", "counter",
+               "Connections closed as soon as accepted, by listener and reason (a connection limit, or no descriptor, thread or TLS state).",
+               counts.refused.sorted { $0.key < $1.key })
         family("fakeapns_feedback_reads_total", "counter", "Connections that read the feedback service.",
                [("", counts.feedbackReads)])
         family("fakeapns_feedback_tuples_delivered_total", "counter", "Feedback tuples delivered.",

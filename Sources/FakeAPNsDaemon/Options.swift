@@ -23,6 +23,8 @@ public struct Options: Sendable {
     var trustedCAFile: String?
     var maximumPayloadSize = 2048
     var retention = 10_000
+    var maximumConnectionsPerListener = 1000
+    var maximumConnections = 2000
     var log: LogFormat?
     var logFile: String?
     var showHelp = false
@@ -66,6 +68,13 @@ public struct Options: Sendable {
             throw UsageError(description: "\(name) takes a port from 0 to 65535, not '\(text)'")
         }
         return number
+    }
+
+    private static func count(_ name: String, _ text: String) throws -> Int {
+        guard let count = Int(text), count > 0 else {
+            throw UsageError(description: "\(name) takes a positive count, not '\(text)'")
+        }
+        return count
     }
 
     private static func flag(_ name: String, _ text: String) throws -> Bool {
@@ -150,10 +159,13 @@ public struct Options: Sendable {
             $0.maximumPayloadSize = size
         },
         Option(flag: "--retention", argument: "COUNT", help: "Notifications (and rejections) kept; the oldest are dropped first and counted (default 10000).") {
-            guard let count = Int($2), count > 0 else {
-                throw UsageError(description: "\($1) takes a positive count, not '\($2)'")
-            }
-            $0.retention = count
+            $0.retention = try count($1, $2)
+        },
+        Option(flag: "--max-connections", argument: "COUNT", help: "Connections each APNs listener holds at once; more are closed as soon as accepted (default 1000).") {
+            $0.maximumConnectionsPerListener = try count($1, $2)
+        },
+        Option(flag: "--max-total-connections", argument: "COUNT", help: "Connections the APNs listeners hold together; more are closed as soon as accepted (default 2000).") {
+            $0.maximumConnections = try count($1, $2)
         },
         Option(flag: "--log", argument: "FORMAT", help: "Event log format: json (default when standard output is not a terminal) or text.") {
             guard let format = LogFormat(rawValue: $2) else {

@@ -32,6 +32,7 @@ enum ServeCommand {
         sigaddset(&stopSignals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
+        DescriptorLimit.raiseToHardLimit()
         let devices: [DevicesFile.Entry]
         do {
             devices = try options.devicesFile.map { try DevicesFile.read($0) } ?? []

@@ -93,6 +93,26 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(formats.map { $0.split(separator: "\"")[1] }, ["enhanced", "frame", "http2", "simple"])
     }
 
+    func testRefusedConnectionsAreLoggedWithTheirReasonAndCountedByListenerAndCause() throws {
+        let refusals: [ServerEvent] = [
+            .connectionRefused(peer: "127.0.0.1:5003", listener: .gateway, reason: .listenerLimit(1000)),
+            .connectionRefused(peer: "127.0.0.1:5004", listener: .gateway, reason: .listenerLimit(1000)),
+            .connectionRefused(peer: "[::1]:5005", listener: .http2, reason: .noThread("Resource temporarily unavailable")),
+        ]
+        XCTAssertEqual(
+            EventLog.jsonLines(refusals[0]),
+            [#"{"event":"connection-refused","listener":"gateway","peer":"127.0.0.1:5003","cause":"listener-limit","reason":"too many connections on this listener (limit 1000)"}"#])
+        let text = try XCTUnwrap(EventLog.textLines(refusals[2]).first)
+        XCTAssertTrue(
+            text.hasSuffix(" http2 connection from [::1]:5005 refused: no thread for the connection: Resource temporarily unavailable"),
+            text)
+        let metrics = Metrics()
+        refusals.forEach(metrics.record)
+        let rendered = metrics.render(server: FakeAPNsServer())
+        XCTAssertTrue(rendered.contains(#"fakeapns_connections_refused_total{listener="gateway",reason="listener-limit"} 2"#), rendered)
+        XCTAssertTrue(rendered.contains(#"fakeapns_connections_refused_total{listener="http2",reason="no-thread"} 1"#), rendered)
+    }
+
     // MARK: - Back-pressure and stop
 
     /// A pipe that nobody reads until the test says so, and the log writing into it.

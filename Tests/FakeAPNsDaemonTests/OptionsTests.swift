@@ -35,6 +35,20 @@ final class OptionsTests: XCTestCase {
         }
     }
 
+    func testConnectionLimitsComeFromTheCommandLineOrTheEnvironment() throws {
+        let defaults = try Options.parse([])
+        XCTAssertEqual(defaults.maximumConnectionsPerListener, 1000)
+        XCTAssertEqual(defaults.maximumConnections, 2000)
+        let options = try Options.parse(
+            ["--max-connections", "20"], environment: ["FAKE_APNS_MAX_TOTAL_CONNECTIONS": "30"])
+        XCTAssertEqual(options.maximumConnectionsPerListener, 20)
+        XCTAssertEqual(options.maximumConnections, 30)
+        XCTAssertThrowsError(try Options.parse(["--max-connections", "0"])) { error in
+            XCTAssertEqual("\(error)", "--max-connections takes a positive count, not '0'")
+        }
+        XCTAssertTrue(Options.help.contains("FAKE_APNS_MAX_TOTAL_CONNECTIONS"))
+    }
+
     func testPublicControlAPINeedsItsSwitch() throws {
         let options = try Options.parse(["--web-host", "0.0.0.0", "--web-public"])
         XCTAssertEqual(options.webHost, "0.0.0.0")

@@ -62,6 +62,7 @@ final class HistoryAndEventsTests: XCTestCase {
             case .connectionOpened(_, let listener): "opened \(listener)"
             case .connectionClosed(_, let listener): "closed \(listener)"
             case .handshakeFailed(_, let listener, _): "handshake failed \(listener)"
+            case .connectionRefused(_, let listener, let reason): "refused \(listener): \(reason)"
             case .accepted(let batch): "accepted \(batch.map(\.sequenceNumber))"
             case .rejected(let rejection): "rejected \(rejection.identifier)"
             case .feedbackRead(let tuples, _): "feedback \(tuples.count)"

@@ -17,10 +17,10 @@ final class PolicyConcurrencyTests: XCTestCase {
     /// Runs each change on its own thread, all released at once, and waits for them. Three
     /// threads on a 2-core machine get preempted inside a change, where a policy that decides
     /// outside its lock stores a stale answer.
-    private func race(_ changes: [@Sendable () -> Void]) {
+    private func race(_ changes: [@Sendable () -> Void]) throws {
         let arrived = Atomic<Int>(0)
-        let threads = changes.map { change in
-            OSThread(name: "policy-race") {
+        let threads = try changes.map { change in
+            try OSThread(name: "policy-race") {
                 arrived.add(1, ordering: .sequentiallyConsistent)
                 while arrived.load(ordering: .sequentiallyConsistent) < changes.count { sched_yield() }
                 change()
@@ -34,22 +34,22 @@ final class PolicyConcurrencyTests: XCTestCase {
         { policy.devices.remove(unknownToken) }
     }
 
-    func testStrictModeTurnedOnWhileTheLastRuleGoesIsConsulted() {
+    func testStrictModeTurnedOnWhileTheLastRuleGoesIsConsulted() throws {
         let policy = Policy(strict: false, environment: .sandbox, feedback: FeedbackService())
         for iteration in 1...3000 {
             let id = policy.faults.add(Self.rule)
-            race([{ policy.faults.remove(id) }, { policy.devices.isStrict = true }, Self.neutral(policy)])
+            try race([{ policy.faults.remove(id) }, { policy.devices.isStrict = true }, Self.neutral(policy)])
             guard policy.isActive else { return XCTFail("strict mode on, policy inactive (iteration \(iteration))") }
             policy.devices.isStrict = false
         }
     }
 
-    func testRuleAddedWhileAnotherIsRemovedIsConsulted() {
+    func testRuleAddedWhileAnotherIsRemovedIsConsulted() throws {
         let policy = Policy(strict: false, environment: .sandbox, feedback: FeedbackService())
         let id = Atomic<Int>(policy.faults.add(Self.rule))
         for iteration in 1...3000 {
             let old = id.load(ordering: .relaxed)
-            race([
+            try race([
                 { policy.faults.remove(old) }, { id.store(policy.faults.add(Self.rule), ordering: .relaxed) },
                 Self.neutral(policy),
             ])
@@ -57,11 +57,11 @@ final class PolicyConcurrencyTests: XCTestCase {
         }
     }
 
-    func testRulesClearedWhileADeviceIsRegisteredLeaveThePolicyConsulted() {
+    func testRulesClearedWhileADeviceIsRegisteredLeaveThePolicyConsulted() throws {
         let policy = Policy(strict: false, environment: .sandbox, feedback: FeedbackService())
         for iteration in 1...3000 {
             policy.faults.add(Self.rule)
-            race([
+            try race([
                 { policy.faults.removeAll() }, { policy.devices.register(Fixtures.otherToken) }, Self.neutral(policy),
             ])
             guard policy.isActive else { return XCTFail("a device registered, policy inactive (iteration \(iteration))") }
@@ -92,7 +92,7 @@ final class PolicyConcurrencyTests: XCTestCase {
         server.faults.add(Self.rule)
         server.devices.register(Fixtures.otherToken)
         let stop = Atomic<Bool>(false)
-        let changes = OSThread(name: "policy-changes") {
+        let changes = try OSThread(name: "policy-changes") {
             var strict = false
             while !stop.load(ordering: .relaxed) {
                 let id = server.faults.add(FaultRule(match: .token(Self.unknownToken), action: .reject(.invalidToken)))
@@ -131,11 +131,11 @@ final class PolicyConcurrencyTests: XCTestCase {
 
     /// Before the reset a rule refuses the token; after it, strict mode (the configuration's)
     /// does. A notification judged during the reset must see one or the other.
-    func testResetIsOneStepForTheNotificationsJudgedMeanwhile() {
+    func testResetIsOneStepForTheNotificationsJudgedMeanwhile() throws {
         let policy = Policy(strict: false, environment: .sandbox, feedback: FeedbackService())
         let stop = Atomic<Bool>(false)
         let escaped = Atomic<Int>(0)
-        let judging = OSThread(name: "policy-judging") {
+        let judging = try OSThread(name: "policy-judging") {
             while !stop.load(ordering: .relaxed) {
                 if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) {
                     escaped.add(1, ordering: .relaxed)

@@ -43,6 +43,18 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The most notifications (and, separately, rejections) kept in each queue and each
         /// history; the oldest are dropped first and counted. Nil (the default): no limit.
         public var retention: Int?
+        /// The most connections each listener holds at once (default 1,000); a connection
+        /// beyond it is accepted and closed at once, with a `.connectionRefused` event. Every
+        /// connection holds a thread and a descriptor, so this bounds what clients can take.
+        public var maximumConnectionsPerListener: Int
+        /// The most connections all the listeners hold together (default 2,000), refused the
+        /// same way.
+        public var maximumConnections: Int
+        /// Descriptors kept free for the rest of the process (default 64): a connection that
+        /// would leave fewer free under the process's limit (`RLIMIT_NOFILE`) is refused, so the
+        /// test's own sockets and files (the daemon's control API) never run short because
+        /// clients took every descriptor. 0: connections may take them all.
+        public var reservedDescriptors: Int
         /// Hears every event (connections, acceptances in order, refusals, feedback reads) on
         /// the server's own threads; keep it quick. The daemon's log and metrics use it.
         public var onEvent: (@Sendable (ServerEvent) -> Void)?
@@ -58,7 +70,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
             environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
-            maximumPayloadSize: Int = 2048, retention: Int? = nil, onEvent: (@Sendable (ServerEvent) -> Void)? = nil
+            maximumPayloadSize: Int = 2048, retention: Int? = nil, maximumConnectionsPerListener: Int = 1000,
+            maximumConnections: Int = 2000, reservedDescriptors: Int = 64,
+            onEvent: (@Sendable (ServerEvent) -> Void)? = nil
         ) {
             self.host = host
             self.gatewayPort = gatewayPort
@@ -72,6 +86,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.clientCertificates = clientCertificates
             self.maximumPayloadSize = maximumPayloadSize
             self.retention = retention
+            self.maximumConnectionsPerListener = maximumConnectionsPerListener
+            self.maximumConnections = maximumConnections
+            self.reservedDescriptors = reservedDescriptors
             self.onEvent = onEvent
         }
     }
@@ -100,6 +117,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     private var http2Listener: TLSListener?
     private var state = State.created
     private let connectionIDs = ConnectionCounter()
+    private let budget: ConnectionBudget
 
     private enum State { case created, running, stopped }
 
@@ -130,6 +148,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
             settled: backPressure)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
+        self.budget = ConnectionBudget(
+            perListener: configuration.maximumConnectionsPerListener, total: configuration.maximumConnections,
+            reservedDescriptors: configuration.reservedDescriptors)
     }
 
     /// A server, already started.
@@ -157,8 +178,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 notifications: notifications, rejections: rejections)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
-                connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.gateway),
-                onConnection: connectionChanged(.gateway)
+                connectionIDs: connectionIDs, budget: budget, onHandshakeFailure: handshakeFailed(.gateway),
+                onRefusal: refused(.gateway), onConnection: connectionChanged(.gateway)
             ) { connection in
                 GatewaySession(connection: connection, context: gatewayContext).run()
             }
@@ -167,16 +188,14 @@ public final class FakeAPNsServer: @unchecked Sendable {
             do {
                 if let feedbackPort = configuration.feedbackPort {
                     let feedback = self.feedback
-                    let onEvent = configuration.onEvent
-                    let backPressure = configuration.eventBackPressure
+                    let report = report
                     let listener = TLSListener(
                         name: "feedback", host: configuration.host, port: feedbackPort, context: context,
-                        connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.feedback),
-                        onConnection: connectionChanged(.feedback)
+                        connectionIDs: connectionIDs, budget: budget, onHandshakeFailure: handshakeFailed(.feedback),
+                        onRefusal: refused(.feedback), onConnection: connectionChanged(.feedback)
                     ) { connection in
                         FeedbackSession(connection: connection, feedback: feedback) { tuples, info in
-                            onEvent?(.feedbackRead(tuples, info))
-                            backPressure?()
+                            report(.feedbackRead(tuples, info))
                         }.run()
                     }
                     _ = try listener.start()
@@ -198,21 +217,31 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
     }
 
-    private func handshakeFailed(_ listener: ListenerKind) -> @Sendable (String, TLSError) -> Void {
+    /// Reports an event from a connection's or listener's thread, then lets a consumer that
+    /// falls behind hold that thread back.
+    private var report: @Sendable (ServerEvent) -> Void {
         let onEvent = configuration.onEvent
         let backPressure = configuration.eventBackPressure
-        return { peer, error in
-            onEvent?(.handshakeFailed(peer: peer, listener: listener, reason: error.description))
+        return { event in
+            onEvent?(event)
             backPressure?()
         }
     }
 
+    private func handshakeFailed(_ listener: ListenerKind) -> @Sendable (String, TLSError) -> Void {
+        let report = report
+        return { peer, error in report(.handshakeFailed(peer: peer, listener: listener, reason: error.description)) }
+    }
+
+    private func refused(_ listener: ListenerKind) -> @Sendable (String, ConnectionRefusal) -> Void {
+        let report = report
+        return { peer, refusal in report(.connectionRefused(peer: peer, listener: listener, reason: refusal)) }
+    }
+
     private func connectionChanged(_ listener: ListenerKind) -> @Sendable (ConnectionInfo, Bool) -> Void {
-        let onEvent = configuration.onEvent
-        let backPressure = configuration.eventBackPressure
+        let report = report
         return { info, opened in
-            onEvent?(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
-            backPressure?()
+            report(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
         }
     }
 
@@ -246,7 +275,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
         return TLSListener(
             name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
-            onHandshakeFailure: handshakeFailed(.http2), onConnection: connectionChanged(.http2)
+            budget: budget, onHandshakeFailure: handshakeFailed(.http2), onRefusal: refused(.http2),
+            onConnection: connectionChanged(.http2)
         ) { connection in
             HTTP2Connection(connection: connection, context: http2Context).run()
         }

@@ -13,8 +13,10 @@ struct OSThread: Sendable {
         init(_ run: @escaping () -> Void) { self.run = run }
     }
 
-    /// Starts `body` on a new thread with a stack of `stackSize` bytes.
-    init(name: String, stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) {
+    /// Starts `body` on a new thread with a stack of `stackSize` bytes. Throws when the system
+    /// has no thread to give (a thread or memory limit), so the caller can give up the one
+    /// thing the thread was for instead of the whole process.
+    init(name: String, stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setstacksize(&attributes, stackSize)
@@ -29,7 +31,10 @@ struct OSThread: Sendable {
             body.run()
             return nil
         }, context)
-        precondition(result == 0, "pthread_create failed with \(result)")
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            throw ThreadStartError(name: name, code: result)
+        }
         self.handle = handle
     }
 
@@ -37,4 +42,12 @@ struct OSThread: Sendable {
     func join() {
         pthread_join(handle, nil)
     }
+}
+
+/// A thread the system would not start, with its words (`pthread_create`'s error number).
+struct ThreadStartError: Error, CustomStringConvertible {
+    let name: String
+    let code: Int32
+
+    var description: String { "starting thread \(name): \(String(cString: strerror(code)))" }
 }

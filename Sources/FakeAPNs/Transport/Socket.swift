@@ -107,6 +107,11 @@ enum Socket {
         throw lastError
     }
 
+    /// Makes calls on `fd` that would wait fail with EAGAIN instead.
+    static func setNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
     /// Turns off Nagle's algorithm: small error responses and answers leave at once.
     static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1

@@ -8,6 +8,10 @@ import Glibc
 /// Accepts TLS connections on one address and runs each on its own thread, so a client that
 /// never handshakes, stalls mid-frame or floods garbage holds only its own thread.
 ///
+/// A connection the listener cannot serve (its `ConnectionBudget` is spent, or no descriptor,
+/// thread or TLS state can be had for it) is accepted and closed at once, so its client sees
+/// the end instead of waiting in the backlog, and costs no other connection anything.
+///
 /// Stopping closes the listening socket (the port is free at once), then lets connections end
 /// the way Apple's servers did: their reads end once what the client had sent is read (a
 /// client still sending is read for at most `drainTime`), while writes still work, so a
@@ -27,8 +31,10 @@ final class TLSListener: @unchecked Sendable {
     private let requestedPort: Int
     private let context: TLSContext
     private let connectionIDs: ConnectionCounter
+    private let budget: ConnectionBudget
     private let handler: @Sendable (Connection) -> Void
     private let onHandshakeFailure: @Sendable (String, TLSError) -> Void
+    private let onRefusal: @Sendable (String, ConnectionRefusal) -> Void
     private let onConnection: @Sendable (ConnectionInfo, _ opened: Bool) -> Void
 
     private let lock = ConditionLock()
@@ -51,7 +57,9 @@ final class TLSListener: @unchecked Sendable {
 
     init(
         name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
+        budget: ConnectionBudget,
         onHandshakeFailure: @escaping @Sendable (String, TLSError) -> Void = { _, _ in },
+        onRefusal: @escaping @Sendable (String, ConnectionRefusal) -> Void = { _, _ in },
         onConnection: @escaping @Sendable (ConnectionInfo, _ opened: Bool) -> Void = { _, _ in },
         handler: @escaping @Sendable (Connection) -> Void
     ) {
@@ -60,7 +68,9 @@ final class TLSListener: @unchecked Sendable {
         self.requestedPort = port
         self.context = context
         self.connectionIDs = connectionIDs
+        self.budget = budget
         self.onHandshakeFailure = onHandshakeFailure
+        self.onRefusal = onRefusal
         self.onConnection = onConnection
         self.handler = handler
     }
@@ -83,16 +93,31 @@ final class TLSListener: @unchecked Sendable {
     /// Binds and starts accepting. Returns the bound port.
     func start() throws -> Int {
         let (socket, port) = try Socket.listen(host: host, port: requestedPort)
+        // Non-blocking, so an accept that finds the backlog empty (the client left) returns.
+        Socket.setNonBlocking(socket)
         let wake = fakeapns_eventfd()
         guard wake >= 0 else {
             close(socket)
             throw SocketError("creating the listener's wake-up descriptor")
         }
-        lock.withLock {
+        let spare = Self.openSpareDescriptor()
+        guard spare >= 0 else {
+            let error = SocketError("opening the \(name) listener's spare descriptor")
+            [socket, wake].forEach { close($0) }
+            throw error
+        }
+        try lock.withLock {
+            do {
+                acceptThread = try OSThread(name: "\(name)-accept") { [self] in
+                    acceptLoop(socket: socket, wake: wake, spare: spare)
+                }
+            } catch {
+                [socket, wake, spare].forEach { close($0) }
+                throw error
+            }
             listenSocket = socket
             wakeSocket = wake
             boundPort = port
-            acceptThread = OSThread(name: "\(name)-accept") { [self] in acceptLoop(socket: socket, wake: wake) }
         }
         return port
     }
@@ -163,42 +188,116 @@ final class TLSListener: @unchecked Sendable {
         remaining.forEach { $0.join() }
     }
 
-    private func acceptLoop(socket: Int32, wake: Int32) {
+    /// Accepts until woken by `beginStop()`. `spare` is a descriptor held in reserve: when the
+    /// process has none left, closing it lets one waiting connection be accepted and closed,
+    /// so its client learns at once.
+    private func acceptLoop(socket: Int32, wake: Int32, spare: Int32) {
+        var spare = spare
+        defer { if spare >= 0 { close(spare) } }
         var descriptors = [
-            pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
         ]
+        // While accepting fails for want of resources: milliseconds to wait before trying again,
+        // doubled at each failure, so a starved listener neither spins nor sleeps for long.
+        var backoff: Int32 = 0
         while true {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
+            if backoff > 0 {
+                if poll(&descriptors, 1, backoff) > 0 { return }
+            }
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 && errno == EINTR { continue }
-            if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents != 0 else { continue }
-            let client = fakeapns_accept(socket)
-            if client < 0 {
-                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
-                    // Out of descriptors: let connections end before accepting more.
-                    var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
-                    nanosleep(&pause, nil)
-                }
-                continue
-            }
-            Socket.setNoDelay(client)
-            let id = connectionIDs.next()
-            let stream: TLSStream
-            do {
-                stream = try TLSStream(acceptedSocket: client, context: context)
-            } catch {
-                close(client)
-                continue
-            }
-            joinFinished()
-            lock.withLock {
-                streams[id] = stream
-                threads[id] = OSThread(name: "\(name)-\(id)") { [self] in serve(stream, id: id) }
+            if descriptors[0].revents != 0 { return }
+            guard descriptors[1].revents != 0 else { continue }
+            if accept(from: socket, spare: &spare) {
+                backoff = 0
+            } else {
+                backoff = min(max(backoff * 2, 10), 320)
             }
         }
+    }
+
+    /// Accepts one connection and starts it, or refuses it. False when accepting failed for
+    /// want of resources (no descriptor, even the spare; no kernel memory), so the caller backs
+    /// off.
+    private func accept(from socket: Int32, spare: inout Int32) -> Bool {
+        let client = fakeapns_accept(socket)
+        guard client >= 0 else {
+            switch errno {
+            case EMFILE, ENFILE:
+                return refuseWithSpare(from: socket, spare: &spare, reason: String(cString: strerror(errno)))
+            case ENOBUFS, ENOMEM:
+                return false
+            default:
+                // The client left before it was accepted, or a signal: nothing is waiting.
+                return true
+            }
+        }
+        if spare < 0 { spare = Self.openSpareDescriptor() }
+        if let refusal = budget.admit(client, listenerHeld: openConnectionCount) {
+            refuse(client, refusal)
+            return true
+        }
+        Socket.setNoDelay(client)
+        let id = connectionIDs.next()
+        let stream: TLSStream
+        do {
+            stream = try TLSStream(acceptedSocket: client, context: context)
+        } catch {
+            budget.release()
+            refuse(client, .noTLSState("\(error)"))
+            return true
+        }
+        joinFinished()
+        let failure = lock.withLock { () -> ThreadStartError? in
+            do throws(ThreadStartError) {
+                threads[id] = try OSThread(name: "\(name)-\(id)") { [self] in serve(stream, id: id) }
+                streams[id] = stream
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            budget.release()
+            let peer = Socket.peerAddress(of: client)
+            stream.close(notifyPeer: false)
+            onRefusal(peer, .noThread(String(cString: strerror(failure.code))))
+        }
+        return true
+    }
+
+    /// With no descriptor left in the process: gives up the spare one for a moment to accept
+    /// the connection waiting and close it. False when even that found no descriptor.
+    private func refuseWithSpare(from socket: Int32, spare: inout Int32, reason: String) -> Bool {
+        guard spare >= 0 else {
+            spare = Self.openSpareDescriptor()
+            return false
+        }
+        close(spare)
+        let client = fakeapns_accept(socket)
+        let code = errno
+        guard client >= 0 else {
+            spare = Self.openSpareDescriptor()
+            return code != EMFILE && code != ENFILE && code != ENOBUFS && code != ENOMEM
+        }
+        refuse(client, .noDescriptor(reason)) { spare = Self.openSpareDescriptor() }
+        return true
+    }
+
+    /// Closes a connection just accepted and reports why; `afterClosing` runs between the two
+    /// (before the report, which may wait for the event log).
+    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, afterClosing: () -> Void = {}) {
+        let peer = Socket.peerAddress(of: client)
+        close(client)
+        afterClosing()
+        onRefusal(peer, refusal)
+    }
+
+    private static func openSpareDescriptor() -> Int32 {
+        open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private func joinFinished() {
@@ -230,6 +329,7 @@ final class TLSListener: @unchecked Sendable {
             finished.append(id)
             lock.broadcast()
         }
+        budget.release()
     }
 }
 

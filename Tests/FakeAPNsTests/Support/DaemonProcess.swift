@@ -21,9 +21,20 @@ final class DaemonProcess: @unchecked Sendable {
         return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
     }
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
+    /// as `prlimit --nofile=128:128 --`), runs the launcher with the executable's path and
+    /// arguments after its own.
+    init(
+        arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
+        executable: URL = DaemonProcess.executable
+    ) throws {
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = launcher.dropFirst() + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

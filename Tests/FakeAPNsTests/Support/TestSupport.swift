@@ -66,6 +66,23 @@ final class RawConnection {
     }
 }
 
+/// The indices of the connections in `sockets` the server closed (they read the end), waiting until `count` of
+/// them are (or `timeout` passes), and no longer.
+func closedConnections(_ sockets: [Int32], count: Int, timeout: Duration = .seconds(20)) -> Set<Int> {
+    var ended = Set<Int>()
+    let deadline = Deadline.after(timeout)
+    var byte: UInt8 = 0
+    while ended.count < count && !deadline.hasPassed {
+        let waiting = sockets.indices.filter { !ended.contains($0) }
+        var descriptors = waiting.map { pollfd(fd: sockets[$0], events: Int16(POLLIN), revents: 0) }
+        guard poll(&descriptors, nfds_t(descriptors.count), 50) > 0 else { continue }
+        for (index, descriptor) in zip(waiting, descriptors) where descriptor.revents != 0 {
+            if recv(descriptor.fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 { ended.insert(index) }
+        }
+    }
+    return ended
+}
+
 /// Bytes a socket has sent that its peer has not acknowledged yet (TIOCOUTQ): 0 means, on
 /// loopback, that everything written is in the peer's socket.
 func unsentBytes(_ socket: Int32) -> Int {

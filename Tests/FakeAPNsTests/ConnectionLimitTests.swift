@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Connections beyond a limit, or without a descriptor to take, are closed as soon as they are
+/// accepted (a `connectionRefused` event says why), and cost every other connection and
+/// listener nothing.
+final class ConnectionLimitTests: XCTestCase {
+    /// A server whose refusals are collected, by cause.
+    private func started(_ configure: (inout FakeAPNsServer.Configuration) -> Void) throws
+        -> (FakeAPNsServer, Guarded<[(ListenerKind, ConnectionRefusal)]>)
+    {
+        let refusals = Guarded<[(ListenerKind, ConnectionRefusal)]>([])
+        var configuration = FakeAPNsServer.Configuration(onEvent: { event in
+            if case .connectionRefused(let peer, let listener, let reason) = event {
+                XCTAssertTrue(peer.hasPrefix("127.0.0.1:"), peer)
+                refusals.withLock { $0.append((listener, reason)) }
+            }
+        })
+        configure(&configuration)
+        return (try FakeAPNsServer.started(configuration: configuration), refusals)
+    }
+
+    func testConnectionsBeyondTheListenersLimitAreClosedAtOnceAndTheOthersGoOn() throws {
+        let (server, refusals) = try started { $0.maximumConnectionsPerListener = 20 }
+        defer { server.stop() }
+        var flood = try (0..<40).map { _ in try RawConnection(port: server.gatewayPort) }
+        XCTAssertEqual(closedConnections(flood.map(\.socket), count: 20), Set(20..<40), "the connections beyond the limit see the end")
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 20 })
+        XCTAssertEqual(server.openConnectionCount, 20, "the first 20 are held")
+        for (listener, reason) in refusals.withLock({ $0 }) {
+            XCTAssertEqual(listener, .gateway)
+            XCTAssertEqual(reason, .listenerLimit(20))
+            XCTAssertEqual(reason.description, "too many connections on this listener (limit 20)")
+        }
+
+        // The other listeners answer while the gateway is full.
+        let http2 = try server.connectHTTP2()
+        XCTAssertEqual(try http2.send(.push()).status, 200)
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).format, .http2)
+
+        // Released, the gateway serves again.
+        flood.removeAll()
+        XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount <= 1 }, "the flood's connections end")
+        let client = try server.connectClient()
+        try client.send(BinaryEncoder.enhanced(identifier: 7, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 7)
+        XCTAssertEqual(refusals.withLock { $0.count }, 20, "nothing else was refused")
+    }
+
+    func testTheTotalLimitCountsEveryListener() throws {
+        let (server, refusals) = try started { $0.maximumConnections = 10 }
+        defer { server.stop() }
+        let gateway = try (0..<6).map { _ in try RawConnection(port: server.gatewayPort) }
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { server.openConnectionCount == 6 })
+        let http2 = try (0..<6).map { _ in try RawConnection(port: server.http2Port) }
+        XCTAssertEqual(closedConnections(http2.map(\.socket), count: 2), [4, 5], "the 11th and 12th connections are closed")
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 2 })
+        for (listener, reason) in refusals.withLock({ $0 }) {
+            XCTAssertEqual(listener, .http2)
+            XCTAssertEqual(reason, .totalLimit(10))
+        }
+        XCTAssertEqual(server.openConnectionCount, 10)
+        XCTAssertEqual(gateway.count + http2.count, 12)
+    }
+
+    func testConnectionsThatWouldEatTheDescriptorReserveAreRefused() throws {
+        // Only about 30 more descriptors may be taken: each connection here takes two (both
+        // ends are in this process), so about 15 connections are served.
+        let headroom = 30
+        let limit = DescriptorLimit.current
+        try XCTSkipIf(limit > 1 << 24, "no useful descriptor limit")
+        let (server, refusals) = try started { $0.reservedDescriptors = limit - openDescriptorCount() - headroom }
+        defer { server.stop() }
+        // One at a time, each served or refused before the next, so the descriptors in use
+        // grow by two per connection served.
+        var flood: [RawConnection] = []
+        for count in 1...40 {
+            flood.append(try RawConnection(port: server.gatewayPort))
+            XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } + server.openConnectionCount == count })
+        }
+        let refused = refusals.withLock { $0.count }
+        XCTAssertGreaterThan(refused, 10, "connections beyond the reserve are refused")
+        XCTAssertLessThan(refused, 40, "connections within the reserve are served")
+        XCTAssertEqual(closedConnections(flood.map(\.socket), count: refused).count, refused, "the refused see the end")
+        for (_, reason) in refusals.withLock({ $0 }) {
+            XCTAssertEqual(reason.cause, "descriptor-reserve")
+        }
+        flood.removeAll()
+        XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount == 0 })
+        let client = try server.connectClient()
+        try client.send(BinaryEncoder.enhanced(identifier: 8, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 8)
+    }
+
+    /// With no descriptor left in the process, the listener takes a waiting connection with its
+    /// spare descriptor and closes it, instead of leaving it in the backlog.
+    func testWithNoDescriptorLeftWaitingConnectionsAreClosedNotLeftWaiting() throws {
+        let (server, refusals) = try started { $0.reservedDescriptors = 0 }
+        defer { server.stop() }
+        let port = server.gatewayPort
+        // The clients' sockets are made first, so only the server's accepts need descriptors.
+        let sockets = (0..<30).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        defer { sockets.forEach { close($0) } }
+        XCTAssertTrue(sockets.allSatisfy { $0 >= 0 })
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
+        var lowered = saved
+        lowered.rlim_cur = rlim_t(Self.limitLeaving(free: 5))
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        var ended = 0
+        do {
+            defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            for socket in sockets {
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                XCTAssertEqual(connected, 0, String(cString: strerror(errno)))
+            }
+            ended = closedConnections(sockets, count: 25, timeout: .seconds(10)).count
+            XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } >= ended })
+        }
+        XCTAssertGreaterThanOrEqual(
+            ended, 25,
+            "5 descriptors were free, so at least 25 connections were closed; \(server.openConnectionCount) are open")
+        for (_, reason) in refusals.withLock({ $0 }) {
+            XCTAssertEqual(reason.cause, "no-descriptor", "\(reason)")
+            XCTAssertEqual(reason, .noDescriptor(String(cString: strerror(EMFILE))))
+        }
+        let client = try server.connectClient()
+        try client.send(BinaryEncoder.enhanced(identifier: 9, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 9)
+    }
+
+
+    /// The descriptor limit under which exactly `free` descriptor numbers are not in use.
+    private static func limitLeaving(free: Int) -> Int {
+        var limit = 0
+        var unused = 0
+        while unused < free {
+            if fcntl(Int32(limit), F_GETFD) < 0 { unused += 1 }
+            limit += 1
+        }
+        return limit
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fake-apns` run with descriptor and thread limits far below what a flood of idle TCP
+/// connections asks for: it refuses what it cannot serve, keeps running, and serves every
+/// protocol once the flood is gone.
+final class DaemonResourceLimitTests: XCTestCase {
+    private struct Started {
+        let daemon: DaemonProcess
+        let ports: [String: Int]
+
+        func port(_ name: String) throws -> Int { try XCTUnwrap(ports[name], name) }
+    }
+
+    private func started(launcher: [String], executable: URL = DaemonProcess.executable) throws -> Started {
+        let daemon = try DaemonProcess(
+            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"],
+            launcher: launcher, executable: executable)
+        let start = try daemon.nextJSON(timeout: .seconds(20))
+        let ports = Dictionary(
+            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
+                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
+            })
+        return Started(daemon: daemon, ports: ports)
+    }
+
+    /// The control API's answer to GET `path`: status (0 when none came within 5 s) and body.
+    private func get(_ web: Int, _ path: String) throws -> (status: Int, body: String) {
+        let result = try runTool(
+            "/usr/bin/curl", ["--silent", "--max-time", "5", "--write-out", "\n%{http_code}", "http://127.0.0.1:\(web)\(path)"],
+            timeout: .seconds(20))
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    /// A notification over the binary gateway and one over HTTP/2 are accepted.
+    private func expectServesBothProtocols(_ started: Started) throws {
+        let client = try TLSClient(host: "127.0.0.1", port: try started.port("gateway"))
+        try client.send(BinaryEncoder.enhanced(identifier: 77, token: Fixtures.token, payload: Fixtures.alert))
+        let binary = try started.daemon.next(timeout: .seconds(20))
+        XCTAssertEqual(binary["event"]?.stringValue, "notification")
+        XCTAssertEqual(binary["identifier"]?.intValue, 77)
+        let http2 = try HTTP2Client(host: "127.0.0.1", port: try started.port("http2"))
+        XCTAssertEqual(try http2.send(.push()).status, 200)
+        XCTAssertEqual(try started.daemon.next(timeout: .seconds(20))["format"]?.stringValue, "http2")
+    }
+
+    func testWithFewDescriptorsAFloodIsRefusedWhileHealthzAnswersAndEveryProtocolServesAfterwards() throws {
+        let started = try started(launcher: ["/usr/bin/prlimit", "--nofile=128:128", "--"])
+        let daemon = started.daemon
+        let web = try started.port("web")
+        var flood: [RawConnection] = []
+        for listener in ["gateway", "http2"] {
+            let port = try started.port(listener)
+            flood += try (0..<150).map { _ in try RawConnection(port: port) }
+            let health = try get(web, "/healthz")
+            XCTAssertEqual(health.status, 200, "/healthz while \(flood.count) connections are held: \(health.body)")
+        }
+        let refused = try daemon.next(["connection-refused"], timeout: .seconds(20))
+        XCTAssertEqual(refused["cause"]?.stringValue, "descriptor-reserve", "\(refused)")
+        XCTAssertNotNil(refused["peer"]?.stringValue)
+        XCTAssertGreaterThanOrEqual(
+            closedConnections(flood.map(\.socket), count: 150).count, 150,
+            "the connections beyond the limit are closed, not left waiting")
+        let metrics = try get(web, "/metrics")
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(
+            metrics.body.contains(#"fakeapns_connections_refused_total{listener="gateway",reason="descriptor-reserve"} "#),
+            metrics.body)
+        XCTAssertTrue(daemon.process.isRunning)
+
+        flood.removeAll()
+        try expectServesBothProtocols(started)
+        XCTAssertEqual(try get(web, "/healthz").status, 200)
+        XCTAssertEqual(daemon.stop(), 0, daemon.standardError)
+    }
+
+    func testWithFewThreadsAFloodIsRefusedAndEveryProtocolServesAfterwards() throws {
+        // The kernel does not apply RLIMIT_NPROC to root, so the daemon runs as a user of its
+        // own (a uid no other process uses, so its threads are the only ones counted).
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                          "needs root and setpriv to run the daemon as another user")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fake-apns-nproc-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let executable = folder.appendingPathComponent("fake-apns")
+        try FileManager.default.copyItem(at: DaemonProcess.executable, to: executable)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let user = 40_000 + Int(getpid()) % 20_000
+        let started = try started(
+            launcher: [
+                "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--inh-caps=-all",
+                "/usr/bin/prlimit", "--nproc=60", "--",
+            ], executable: executable)
+        let daemon = started.daemon
+        var flood: [RawConnection] = []
+        for listener in ["gateway", "http2"] {
+            let port = try started.port(listener)
+            flood += try (0..<100).map { _ in try RawConnection(port: port) }
+        }
+        let refused = try daemon.next(["connection-refused"], timeout: .seconds(20))
+        XCTAssertEqual(refused["cause"]?.stringValue, "no-thread", "\(refused)")
+        XCTAssertEqual(refused["reason"]?.stringValue, "no thread for the connection: Resource temporarily unavailable")
+        XCTAssertTrue(daemon.process.isRunning)
+
+        flood.removeAll()
+        let web = try started.port("web")
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { (try? get(web, "/healthz").status) == 200 })
+        try expectServesBothProtocols(started)
+        XCTAssertEqual(daemon.stop(), 0, daemon.standardError)
+    }
+}
