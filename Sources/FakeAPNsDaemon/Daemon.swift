@@ -25,7 +25,7 @@ final class Daemon: Sendable {
     /// Starts the APNs listeners and the control API.
     func start(metrics: Metrics) throws {
         try server.start()
-        let control = ControlAPI(daemon: self, metrics: metrics)
+        let control = ControlAPI(daemon: self, metrics: metrics, maximumConnections: options.webMaxConnections)
         do {
             let port = try control.start(host: options.webHost, port: options.webPort)
             api.withLock { $0 = (control, port) }
@@ -47,6 +47,10 @@ final class Daemon: Sendable {
 
     /// The control API's bound port (0 until it listens).
     var webPort: Int { api.withLock { $0.port } }
+
+    /// The control API connections served at once (0 until it listens): `--web-max-connections`,
+    /// or fewer when RLIMIT_NOFILE leaves descriptors for fewer.
+    var webConnectionLimit: Int { api.withLock { $0.api?.servedConnectionLimit ?? 0 } }
 
     /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
     /// devices of `--devices`.

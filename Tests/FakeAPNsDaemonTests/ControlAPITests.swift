@@ -262,6 +262,22 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(list.json?["dropped"], 1)
     }
 
+    func testThePayloadNestedAsDeepAsTheParserAllowsIsServedFromASmallConnectionStack() throws {
+        let depth = JSONValue.maximumNestingDepth - 2
+        let nest = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        let text = #"{"aps":{"alert":"deep"},"nest":\#(nest)}"#
+        let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
+        defer { client.close() }
+        try client.send(BinaryEncoder.enhanced(identifier: 1, token: alice, payload: Array(text.utf8)))
+        XCTAssertTrue(pollUntil { self.daemon.server.notificationHistory.list().count == 1 })
+        // The answers nest deeper than the parser reads back, so their text is checked.
+        for target in ["/api/v1/notifications", "/api/v1/notifications/1", "/api/v1/notifications/next?timeout=1"] {
+            let response = try http.get(target)
+            XCTAssertEqual(response.status, 200, target)
+            XCTAssertTrue(response.text.contains(#""nest":\#(nest)"#), target)
+        }
+    }
+
     func testOneNotificationIsFetchedBySequenceAndAMissingOneIs404() throws {
         try sendBinary([(alice, "first"), (bob, "second")])
         let second = try http.get("/api/v1/notifications/2")

@@ -105,6 +105,14 @@ enum ControlCommand: Sendable {
     case removeFault(Int)
     case clearFaults
     case reset
+
+    /// Whether the command waits for something to arrive.
+    var waits: Bool {
+        switch self {
+        case .nextNotification, .nextRejection: true
+        default: false
+        }
+    }
 }
 
 // MARK: - Limits
@@ -118,6 +126,9 @@ enum ControlLimits {
     static let maximumWait = 60.0
     /// The longest delay a fault may add.
     static let maximumDelayMilliseconds = 60_000
+    /// The connections served at once unless `--web-max-connections` says otherwise: enough
+    /// for hundreds of waits beside idle keep-alive connections.
+    static let defaultMaximumConnections = 1024
 }
 
 // MARK: - Routing
