@@ -217,12 +217,12 @@ extension ControlCommand {
         case let path where path.count == 4 && path.starts(with: ["api", "v1", "devices"]):
             try allow("GET", "DELETE")
             try query.expectNone()
-            let token = try Self.token(path[3])
+            let token = try deviceToken(path[3], in: "the path's device token")
             self = request.method == "GET" ? .device(token) : .removeDevice(token)
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "unregister":
             try allow("POST")
             try query.expectNone()
-            let token = try Self.token(path[3])
+            let token = try deviceToken(path[3], in: "the path's device token")
             let fields = try BodyFields(body, allowed: ["at"], emptyAllowed: true)
             let at = try fields.number("at", in: 0...Double(UInt32.max), meaning: "UNIX seconds")
             self = .unregisterDevice(token, at: at.map { Date(timeIntervalSince1970: $0) })
@@ -283,13 +283,5 @@ extension ControlCommand {
                 "invalid_path", "a \(noun) sequence number must be a positive integer, not '\(text.prefix(64))'")
         }
         return value
-    }
-
-    private static func token(_ text: String) throws -> DeviceToken {
-        switch parseToken(text) {
-        case .success(let token): return token
-        case .failure(let error):
-            throw ControlError.badRequest("invalid_token", "the path's device token is not valid: \(error)")
-        }
     }
 }
