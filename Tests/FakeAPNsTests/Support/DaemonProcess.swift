@@ -21,9 +21,15 @@ final class DaemonProcess: @unchecked Sendable {
         return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
     }
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// Runs the daemon with `arguments`; `descriptorLimit` sets its RLIMIT_NOFILE (soft and hard).
+    init(arguments: [String], environment: [String: String] = [:], descriptorLimit: Int? = nil) throws {
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", Self.executable.path] + arguments
+        } else {
+            process.executableURL = Self.executable
+            process.arguments = arguments
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
