@@ -438,6 +438,13 @@ unsigned fakeapns_http_connection_limit(const fakeapns_http_server *server) {
     return server->connection_limit;
 }
 
+unsigned fakeapns_http_open_connections(fakeapns_http_server *server) {
+    pthread_mutex_lock(&server->slots_lock);
+    unsigned open = server->open;
+    pthread_mutex_unlock(&server->slots_lock);
+    return open;
+}
+
 long fakeapns_http_open_requests(const fakeapns_http_server *server) {
     return atomic_load(&((struct fakeapns_http_server *)server)->open_requests);
 }

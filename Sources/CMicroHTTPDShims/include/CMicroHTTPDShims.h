@@ -46,6 +46,9 @@ int fakeapns_http_port(const fakeapns_http_server *server);
 /// The connections served before the next ones are flagged `beyond_limit`.
 unsigned fakeapns_http_connection_limit(const fakeapns_http_server *server);
 
+/// Connections being served, those beyond the limit included.
+unsigned fakeapns_http_open_connections(fakeapns_http_server *server);
+
 /// Requests begun and not yet finished (their state is freed when they finish).
 long fakeapns_http_open_requests(const fakeapns_http_server *server);
 

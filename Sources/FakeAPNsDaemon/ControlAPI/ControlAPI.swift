@@ -51,6 +51,9 @@ final class ControlAPI: Sendable {
     /// Requests begun and not finished (for tests that prove nothing is left behind).
     var openRequests: Int { server.openRequests }
 
+    /// Connections open, those beyond the limit included (for tests).
+    var openConnections: Int { server.openConnections }
+
     /// The connections served at once, once listening: the maximum asked, or fewer when
     /// RLIMIT_NOFILE leaves descriptors for fewer.
     var servedConnectionLimit: Int { server.servedConnectionLimit }

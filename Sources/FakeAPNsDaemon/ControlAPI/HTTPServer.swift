@@ -161,6 +161,11 @@ final class HTTPServer: @unchecked Sendable {
         lock.withLock { running.map { Int(fakeapns_http_connection_limit($0)) } ?? 0 }
     }
 
+    /// Connections open, those beyond the limit included (for tests).
+    var openConnections: Int {
+        lock.withLock { running.map { Int(fakeapns_http_open_connections($0)) } ?? 0 }
+    }
+
     /// Requests begun and not finished (for tests that prove nothing is left behind).
     var openRequests: Int {
         lock.withLock { running.map { Int(fakeapns_http_open_requests($0)) } ?? 0 }
