@@ -28,8 +28,8 @@ typedef int (*fakeapns_http_handler)(void *context, struct MHD_Connection *conne
 /// and `port` (0: the system picks), one thread per connection, each closed after
 /// `idle_timeout_seconds` without traffic. `connection_limit` connections are served
 /// (fewer when the descriptors allow fewer: see `fakeapns_http_connection_limit`; the
-/// soft RLIMIT_NOFILE is raised towards the hard one first). 64 more are accepted
-/// beyond it, each flagged to the handler, closed after its answer or 2 seconds of
+/// soft RLIMIT_NOFILE is raised towards the hard one first). Up to 64 more are
+/// accepted beyond it, each flagged to the handler, closed after its answer or 2 seconds of
 /// silence; further clients wait in the listen backlog until a connection closes.
 /// Bodies are kept up to `maximum_body` bytes: a larger declared
 /// Content-Length reaches the handler at once with `body_too_large` set (the body is
