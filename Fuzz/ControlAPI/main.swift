@@ -10,7 +10,8 @@
 // `@testable import FakeAPNs` for the JSON validator. Invariants: decoding never traps and
 // throws only ControlError (400, 404, or 405 with the allowed methods); a body flagged too large
 // is always 400 body_too_large; a decoded command comes from a method that may ask it and holds
-// values in range (timeouts 0-60 s, positive ids, an unregister time within UInt32); a fault rule
+// values in range (timeouts 0-60 s, positive ids, an unregister time within UInt32, device tokens of
+// 1 to 100 bytes, else 400 invalid_token); a fault rule
 // written as `GET /api/v1/faults` lists it decodes back to the same rule. For the body itself:
 // whenever `JSONValidator.isSingleLineObject` accepts it (the daemon's log then copies it
 // unparsed), `JSONValue.parse` accepts it as an object, and the other way round unless it holds
@@ -58,6 +59,9 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
         require(false, "ControlCommand threw \(type(of: error)): \(error)")
         return
     }
+    for token in tokens(of: command) {
+        require((1...DeviceToken.maximumByteCount).contains(token.count), "a token of \(token.count) bytes was taken")
+    }
     let expectedMethod: String
     switch command {
     case .health, .metrics, .listNotifications, .listRejections, .listDevices, .device, .listFeedback, .listFaults:
@@ -91,6 +95,20 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
         expectedMethod = "PUT"
     }
     require(method == expectedMethod, "\(method) decoded as \(command)")
+}
+
+/// The device tokens a command carries.
+private func tokens(of command: ControlCommand) -> [DeviceToken] {
+    switch command {
+    case .listNotifications(let filter, _), .nextNotification(let filter, _): [filter.token].compactMap { $0 }
+    case .listRejections(let filter, _), .nextRejection(let filter, _): [filter.token].compactMap { $0 }
+    case .device(let token), .registerDevice(let token, _, _), .unregisterDevice(let token, _), .removeDevice(let token),
+        .addFeedback(let token, _):
+        [token]
+    case .addFault(let rule):
+        if case .token(let token) = rule.match { [token] } else { [] }
+    default: []
+    }
 }
 
 /// A fault rule as the API lists it, posted back, is the same rule.

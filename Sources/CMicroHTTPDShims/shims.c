@@ -2,6 +2,7 @@
 #include "CMicroHTTPDShims.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,10 +12,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 #include <microhttpd.h>
+
+/* Connections accepted beyond the limit, so that each can be answered (503 for a wait)
+   rather than left unanswered; more wait in the listen backlog until one closes. */
+#define OVERFLOW_CONNECTIONS 64u
+/* Seconds a connection beyond the limit may stay silent. */
+#define OVERFLOW_IDLE_TIMEOUT 2u
+/* Descriptors left to the rest of the process (the APNs listeners, files, the log). */
+#define DESCRIPTOR_RESERVE 256u
+/* Each connection thread runs one handler; its stack is reserved, not used, so a thousand cost
+   little memory. Not smaller: a payload nested as deep as the JSON parser allows is written
+   back recursively, about 340 KB deep in a debug build. */
+#define CONNECTION_STACK_SIZE ((size_t)512 * 1024)
 
 struct fakeapns_http_server {
     struct MHD_Daemon *daemon;
@@ -29,7 +44,26 @@ struct fakeapns_http_server {
     /* The last message libmicrohttpd logged, for a start that fails. */
     pthread_mutex_t log_lock;
     char log[256];
+    /* Connections are accepted here, not by libmicrohttpd, whose listen thread polls the
+       listening socket again at once after accept() fails (EMFILE), spinning a core, and
+       closes a connection over its limit without a word. This thread accepts only while
+       there is room, waits when descriptors run out, and hands each connection over. */
+    int listen_fd;
+    int wake[2];
+    pthread_t acceptor;
+    unsigned connection_limit;
+    unsigned overflow_limit;
+    /* Protected by slots_lock: */
+    pthread_mutex_t slots_lock;
+    pthread_cond_t slot_freed;
+    unsigned handed_over; /* accepted and not closed yet */
+    unsigned open;        /* started and not closed yet */
+    int stopping;
 };
+
+/* What a connection's socket context points at: one of these two. */
+static char within_limit;
+static char beyond_limit;
 
 /* One request, from its request line to its end. */
 struct request_state {
@@ -106,8 +140,10 @@ static enum MHD_Result dispatch(struct fakeapns_http_server *server, struct MHD_
         server->answering++;
         pthread_mutex_unlock(&server->answering_lock);
     }
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    int beyond = info != NULL && info->socket_context == &beyond_limit;
     int queued = server->handler(server->context, connection, method, state->target, state->body, state->length,
-                                 state->too_large);
+                                 state->too_large, beyond);
     return queued ? MHD_YES : MHD_NO;
 }
 
@@ -152,15 +188,114 @@ static int is_ipv6_any(const struct sockaddr *address) {
     return memcmp(&ipv6->sin6_addr, &in6addr_any, sizeof in6addr_any) == 0;
 }
 
-fakeapns_http_server *fakeapns_http_start(const char *host, int port, unsigned connection_limit,
-                                          unsigned idle_timeout_seconds, size_t maximum_body,
-                                          fakeapns_http_handler handler, void *context, char *error,
-                                          size_t error_capacity) {
+/* Counts the connections libmicrohttpd serves, marks those beyond the limit (they get a short
+   idle timeout and one answer), and wakes the acceptor when one closes. */
+static void connection_changed(void *cls, struct MHD_Connection *connection, void **socket_context,
+                               enum MHD_ConnectionNotificationCode code) {
+    struct fakeapns_http_server *server = cls;
+    pthread_mutex_lock(&server->slots_lock);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        server->open++;
+        int beyond = server->open > server->connection_limit;
+        *socket_context = beyond ? &beyond_limit : &within_limit;
+        pthread_mutex_unlock(&server->slots_lock);
+        if (beyond) MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, OVERFLOW_IDLE_TIMEOUT);
+        return;
+    }
+    server->open--;
+    server->handed_over--;
+    pthread_cond_signal(&server->slot_freed);
+    pthread_mutex_unlock(&server->slots_lock);
+}
+
+/* Waits until a connection closes, the server stops, or `milliseconds` pass (0: no limit).
+   Called with slots_lock held. */
+static void wait_for_slot(struct fakeapns_http_server *server, long milliseconds) {
+    if (milliseconds == 0) {
+        pthread_cond_wait(&server->slot_freed, &server->slots_lock);
+        return;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_nsec += milliseconds * 1000000L;
+    deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+    deadline.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(&server->slot_freed, &server->slots_lock, &deadline);
+}
+
+static void *accept_connections(void *cls) {
+    struct fakeapns_http_server *server = cls;
+    for (;;) {
+        pthread_mutex_lock(&server->slots_lock);
+        /* Full: the clients beyond wait in the listen backlog, costing nothing here. */
+        while (!server->stopping && server->handed_over >= server->connection_limit + server->overflow_limit) {
+            wait_for_slot(server, 0);
+        }
+        int stopping = server->stopping;
+        pthread_mutex_unlock(&server->slots_lock);
+        if (stopping) break;
+
+        struct pollfd descriptors[2] = {
+            {.fd = server->listen_fd, .events = POLLIN, .revents = 0},
+            {.fd = server->wake[0], .events = POLLIN, .revents = 0},
+        };
+        if (poll(descriptors, 2, -1) < 0) continue;
+        if (descriptors[1].revents != 0) break;
+        struct sockaddr_storage address;
+        socklen_t length = sizeof address;
+        int client = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (client < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) continue;
+            /* Out of descriptors (or memory): the connection stays queued; try again when one
+               of ours closes, or after a while, since the shortage may be elsewhere. */
+            pthread_mutex_lock(&server->slots_lock);
+            if (!server->stopping) wait_for_slot(server, 250);
+            pthread_mutex_unlock(&server->slots_lock);
+            continue;
+        }
+        pthread_mutex_lock(&server->slots_lock);
+        server->handed_over++;
+        pthread_mutex_unlock(&server->slots_lock);
+        if (MHD_add_connection(server->daemon, client, (struct sockaddr *)&address, length) != MHD_YES) {
+            /* libmicrohttpd closed it without starting it. */
+            pthread_mutex_lock(&server->slots_lock);
+            server->handed_over--;
+            pthread_mutex_unlock(&server->slots_lock);
+        }
+    }
+    return NULL;
+}
+
+/* Sets the limits to fit the descriptors: the soft RLIMIT_NOFILE is raised (up to the hard
+   one) when the connections and the reserve need more; when even the hard one is short, the
+   connections share what the reserve leaves (half the descriptors at least), a fifth of them
+   beyond the limit. */
+static void fit_descriptors(struct fakeapns_http_server *server, unsigned wanted) {
+    server->connection_limit = wanted;
+    server->overflow_limit = OVERFLOW_CONNECTIONS;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+    rlim_t needed = (rlim_t)wanted + OVERFLOW_CONNECTIONS + DESCRIPTOR_RESERVE;
+    if (limit.rlim_cur < needed) {
+        struct rlimit raised = {
+            .rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max > needed ? needed : limit.rlim_max,
+            .rlim_max = limit.rlim_max,
+        };
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit.rlim_cur = raised.rlim_cur;
+    }
+    if (limit.rlim_cur >= needed) return;
+    rlim_t left = limit.rlim_cur > 2 * DESCRIPTOR_RESERVE ? limit.rlim_cur - DESCRIPTOR_RESERVE : limit.rlim_cur / 2;
+    server->overflow_limit = (unsigned)(left / 5 < OVERFLOW_CONNECTIONS ? left / 5 : OVERFLOW_CONNECTIONS);
+    server->connection_limit = left > server->overflow_limit + 1 ? (unsigned)(left - server->overflow_limit) : 1;
+}
+
+/* A listening socket on the first address of `host`, or -1 with the reason in `error`. */
+static int open_listener(const char *host, int port, char *error, size_t error_capacity) {
     char bare[256];
     size_t host_length = strlen(host);
     if (host_length >= sizeof bare) {
         snprintf(error, error_capacity, "host name too long");
-        return NULL;
+        return -1;
     }
     if (host_length >= 2 && host[0] == '[' && host[host_length - 1] == ']') {
         memcpy(bare, host + 1, host_length - 2);
@@ -179,66 +314,155 @@ fakeapns_http_server *fakeapns_http_start(const char *host, int port, unsigned c
     int status = getaddrinfo(bare[0] != '\0' ? bare : NULL, service, &hints, &addresses);
     if (status != 0 || addresses == NULL) {
         snprintf(error, error_capacity, "resolving %s: %s", host, gai_strerror(status));
-        return NULL;
+        return -1;
     }
+    int listener = socket(addresses->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const char *step = "socket";
+    if (listener >= 0) {
+        int on = 1;
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        if (addresses->ai_family == AF_INET6) {
+            /* "::" takes IPv4 too, as an unspecified address means. */
+            int only = !is_ipv6_any(addresses->ai_addr);
+            setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof only);
+        }
+        if (bind(listener, addresses->ai_addr, addresses->ai_addrlen) != 0) {
+            step = "bind";
+        } else if (listen(listener, SOMAXCONN) != 0) {
+            step = "listen";
+        } else {
+            freeaddrinfo(addresses);
+            return listener;
+        }
+    }
+    snprintf(error, error_capacity, "%s: %s", step, strerror(errno));
+    if (listener >= 0) close(listener);
+    freeaddrinfo(addresses);
+    return -1;
+}
 
+static void destroy(struct fakeapns_http_server *server) {
+    if (server->listen_fd >= 0) close(server->listen_fd);
+    if (server->wake[0] >= 0) close(server->wake[0]);
+    if (server->wake[1] >= 0) close(server->wake[1]);
+    pthread_mutex_destroy(&server->log_lock);
+    pthread_mutex_destroy(&server->answering_lock);
+    pthread_cond_destroy(&server->answering_done);
+    pthread_mutex_destroy(&server->slots_lock);
+    pthread_cond_destroy(&server->slot_freed);
+    free(server);
+}
+
+static void init_monotonic_condition(pthread_cond_t *condition) {
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(condition, &monotonic);
+    pthread_condattr_destroy(&monotonic);
+}
+
+fakeapns_http_server *fakeapns_http_start(const char *host, int port, unsigned connection_limit,
+                                          unsigned idle_timeout_seconds, size_t maximum_body,
+                                          fakeapns_http_handler handler, void *context, char *error,
+                                          size_t error_capacity) {
     struct fakeapns_http_server *server = calloc(1, sizeof *server);
     if (server == NULL) {
-        freeaddrinfo(addresses);
         snprintf(error, error_capacity, "out of memory");
         return NULL;
     }
     server->handler = handler;
     server->context = context;
     server->maximum_body = maximum_body;
+    fit_descriptors(server, connection_limit > 0 ? connection_limit : 1);
+    server->wake[0] = server->wake[1] = -1;
     atomic_init(&server->open_requests, 0);
     pthread_mutex_init(&server->log_lock, NULL);
     pthread_mutex_init(&server->answering_lock, NULL);
-    pthread_condattr_t monotonic;
-    pthread_condattr_init(&monotonic);
-    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-    pthread_cond_init(&server->answering_done, &monotonic);
-    pthread_condattr_destroy(&monotonic);
+    init_monotonic_condition(&server->answering_done);
+    pthread_mutex_init(&server->slots_lock, NULL);
+    init_monotonic_condition(&server->slot_freed);
+
+    server->listen_fd = open_listener(host, port, error, error_capacity);
+    if (server->listen_fd < 0) {
+        destroy(server);
+        return NULL;
+    }
+    if (pipe2(server->wake, O_CLOEXEC) != 0) {
+        snprintf(error, error_capacity, "pipe: %s", strerror(errno));
+        destroy(server);
+        return NULL;
+    }
 
     /* One thread per connection, so a handler may block (waiting for a notification)
        while the other connections are served; poll(), so descriptors above
-       FD_SETSIZE work. */
+       FD_SETSIZE work. libmicrohttpd's own limit stays above what the acceptor hands
+       over, since it counts a closed connection until its thread is cleaned up. */
     unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                         MHD_USE_ERROR_LOG;
-    if (addresses->ai_family == AF_INET6) {
-        flags |= is_ipv6_any(addresses->ai_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
-    }
+                         MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG;
     server->daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, access_handler, server,
-        MHD_OPTION_SOCK_ADDR, addresses->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        flags, 0, NULL, NULL, access_handler, server,
+        MHD_OPTION_CONNECTION_LIMIT, 2 * (server->connection_limit + server->overflow_limit),
         MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
+        MHD_OPTION_THREAD_STACK_SIZE, CONNECTION_STACK_SIZE,
         MHD_OPTION_URI_LOG_CALLBACK, request_began, server,
         MHD_OPTION_NOTIFY_COMPLETED, request_ended, server,
+        MHD_OPTION_NOTIFY_CONNECTION, connection_changed, server,
         MHD_OPTION_EXTERNAL_LOGGER, log_message, server,
         MHD_OPTION_END);
-    freeaddrinfo(addresses);
     if (server->daemon == NULL) {
         pthread_mutex_lock(&server->log_lock);
         snprintf(error, error_capacity, "%s", server->log[0] != '\0' ? server->log : "libmicrohttpd did not start");
         pthread_mutex_unlock(&server->log_lock);
-        pthread_mutex_destroy(&server->log_lock);
-        pthread_mutex_destroy(&server->answering_lock);
-        pthread_cond_destroy(&server->answering_done);
-        free(server);
+        destroy(server);
         return NULL;
     }
+    int failure = pthread_create(&server->acceptor, NULL, accept_connections, server);
+    if (failure != 0) {
+        snprintf(error, error_capacity, "starting the accepting thread: %s", strerror(failure));
+        MHD_stop_daemon(server->daemon);
+        destroy(server);
+        return NULL;
+    }
+    pthread_setname_np(server->acceptor, "control-accept");
     return server;
 }
 
 int fakeapns_http_port(const fakeapns_http_server *server) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? (int)info->port : 0;
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(server->listen_fd, (struct sockaddr *)&address, &length) != 0) return 0;
+    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    return 0;
+}
+
+unsigned fakeapns_http_connection_limit(const fakeapns_http_server *server) {
+    return server->connection_limit;
+}
+
+unsigned fakeapns_http_open_connections(fakeapns_http_server *server) {
+    pthread_mutex_lock(&server->slots_lock);
+    unsigned open = server->open;
+    pthread_mutex_unlock(&server->slots_lock);
+    return open;
 }
 
 long fakeapns_http_open_requests(const fakeapns_http_server *server) {
     return atomic_load(&((struct fakeapns_http_server *)server)->open_requests);
+}
+
+void fakeapns_http_close_listener(fakeapns_http_server *server) {
+    if (server->listen_fd < 0) return;
+    pthread_mutex_lock(&server->slots_lock);
+    server->stopping = 1;
+    pthread_cond_signal(&server->slot_freed);
+    pthread_mutex_unlock(&server->slots_lock);
+    char byte = 0;
+    while (write(server->wake[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+    pthread_join(server->acceptor, NULL);
+    close(server->listen_fd);
+    server->listen_fd = -1;
 }
 
 int fakeapns_http_drain(fakeapns_http_server *server, long timeout_milliseconds) {
@@ -261,12 +485,11 @@ int fakeapns_http_drain(fakeapns_http_server *server, long timeout_milliseconds)
 }
 
 void fakeapns_http_stop(fakeapns_http_server *server) {
+    fakeapns_http_close_listener(server);
     MHD_stop_daemon(server->daemon);
-    pthread_mutex_destroy(&server->log_lock);
-    pthread_mutex_destroy(&server->answering_lock);
-    pthread_cond_destroy(&server->answering_done);
-    free(server);
+    destroy(server);
 }
+
 
 struct header_visit {
     fakeapns_http_header_visitor visitor;
@@ -303,6 +526,11 @@ int fakeapns_http_respond(struct MHD_Connection *connection, unsigned status, co
     }
     if (ok && allow != NULL) {
         ok = MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, allow) == MHD_YES;
+    }
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ok && info != NULL && info->socket_context == &beyond_limit) {
+        /* One answer each beyond the limit, so that they make room. */
+        ok = MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
     }
     if (ok) ok = MHD_queue_response(connection, status, response) == MHD_YES;
     MHD_destroy_response(response);

@@ -25,7 +25,7 @@ final class Daemon: Sendable {
     /// Starts the APNs listeners and the control API.
     func start(metrics: Metrics) throws {
         try server.start()
-        let control = ControlAPI(daemon: self, metrics: metrics)
+        let control = ControlAPI(daemon: self, metrics: metrics, maximumConnections: options.webMaxConnections)
         do {
             let port = try control.start(host: options.webHost, port: options.webPort)
             api.withLock { $0 = (control, port) }
@@ -47,6 +47,10 @@ final class Daemon: Sendable {
 
     /// The control API's bound port (0 until it listens).
     var webPort: Int { api.withLock { $0.port } }
+
+    /// The control API connections served at once (0 until it listens): `--web-max-connections`,
+    /// or fewer when RLIMIT_NOFILE leaves descriptors for fewer.
+    var webConnectionLimit: Int { api.withLock { $0.api?.servedConnectionLimit ?? 0 } }
 
     /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
     /// devices of `--devices`.
@@ -88,7 +92,8 @@ final class Daemon: Sendable {
             maximumPayloadSize: options.maximumPayloadSize, retention: options.retention,
             maximumConnectionsPerListener: options.maximumConnectionsPerListener,
             maximumConnections: options.maximumConnections,
-            reservedDescriptors: reservedDescriptors(limit: DescriptorLimit.current), onEvent: onEvent)
+            reservedDescriptors: reservedDescriptors(limit: DescriptorLimit.current, controlConnections: options.webMaxConnections),
+            onEvent: onEvent)
         configuration.eventBackPressure = backPressure
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
@@ -107,12 +112,12 @@ final class Daemon: Sendable {
     }
 
     /// Descriptors the APNs listeners leave free, so the control API and `/healthz` answer while
-    /// clients hold every connection they may: the control API's own limit (128 connections)
-    /// and a margin for what the daemon opens besides (its listening sockets, the log file,
-    /// libmicrohttpd's own); but at most a quarter of a low limit, which then still serves APNs
-    /// connections.
-    static func reservedDescriptors(limit: Int) -> Int {
-        min(128 + 32, limit / 4)
+    /// clients hold every connection they may: the control API's own connections (its limit,
+    /// and the 64 it answers once beyond it) and a margin for what the daemon opens besides (its
+    /// listening sockets, the log file, libmicrohttpd's own); but at most a quarter of a low
+    /// limit, which then still serves APNs connections.
+    static func reservedDescriptors(limit: Int, controlConnections: Int) -> Int {
+        min(controlConnections + 64 + 32, limit / 4)
     }
 
     /// The authentication mode the options name (`--jwt-key` alone implies token).

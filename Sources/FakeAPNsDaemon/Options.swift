@@ -11,6 +11,7 @@ public struct Options: Sendable {
     var webHost = "127.0.0.1"
     var webPort = 8195
     var webPublic = false
+    var webMaxConnections = ControlLimits.defaultMaximumConnections
     var authentication: String?
     var jwtKeys: [JWTKeyOption] = []
     var environment = APNsEnvironment.sandbox
@@ -106,6 +107,12 @@ public struct Options: Sendable {
         },
         Option(flag: "--web-public", argument: nil, help: "Allow the control API on a non-loopback address (it has no authentication).") {
             $0.webPublic = try flag($1, $2)
+        },
+        Option(flag: "--web-max-connections", argument: "COUNT", help: "Control API connections served at once (default 1024); 64 more get one answer each (503 for a wait), later ones wait to be accepted.") {
+            guard let count = Int($2), (1...65_536).contains(count) else {
+                throw UsageError(description: "\($1) takes a count from 1 to 65536, not '\($2)'")
+            }
+            $0.webMaxConnections = count
         },
         Option(flag: "--auth", argument: "MODE", help: "HTTP/2 authentication: none (default), certificate or token; --jwt-key alone implies token.") {
             guard ["none", "certificate", "token"].contains($2) else {

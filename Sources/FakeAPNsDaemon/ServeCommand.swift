@@ -68,6 +68,10 @@ enum ServeCommand {
             FakeAPNsCommand.printError(
                 "warning: the control API listens on \(options.webHost):\(daemon.webPort) with no authentication; anyone who reaches it controls this fake APNs")
         }
+        if daemon.webConnectionLimit < options.webMaxConnections {
+            FakeAPNsCommand.printError(
+                "warning: the control API serves \(daemon.webConnectionLimit) connections at once, not \(options.webMaxConnections): RLIMIT_NOFILE leaves descriptors for no more (raise it with ulimit -n)")
+        }
         standardOutput.writeLine(daemon.startLine.serialized())
 
         var received: Int32 = 0

@@ -262,6 +262,22 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(list.json?["dropped"], 1)
     }
 
+    func testThePayloadNestedAsDeepAsTheParserAllowsIsServedFromASmallConnectionStack() throws {
+        let depth = JSONValue.maximumNestingDepth - 2
+        let nest = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        let text = #"{"aps":{"alert":"deep"},"nest":\#(nest)}"#
+        let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
+        defer { client.close() }
+        try client.send(BinaryEncoder.enhanced(identifier: 1, token: alice, payload: Array(text.utf8)))
+        XCTAssertTrue(pollUntil { self.daemon.server.notificationHistory.list().count == 1 })
+        // The answers nest deeper than the parser reads back, so their text is checked.
+        for target in ["/api/v1/notifications", "/api/v1/notifications/1", "/api/v1/notifications/next?timeout=1"] {
+            let response = try http.get(target)
+            XCTAssertEqual(response.status, 200, target)
+            XCTAssertTrue(response.text.contains(#""nest":\#(nest)"#), target)
+        }
+    }
+
     func testOneNotificationIsFetchedBySequenceAndAMissingOneIs404() throws {
         try sendBinary([(alice, "first"), (bob, "second")])
         let second = try http.get("/api/v1/notifications/2")
@@ -561,13 +577,38 @@ final class ControlAPITests: XCTestCase {
     func testABadTokenIsRefusedWithWhatIsWrongWithIt() throws {
         let inBody = try http.post("/api/v1/devices", #"{"token":"fe1g"}"#)
         XCTAssertEqual(inBody.status, 400)
+        XCTAssertEqual(inBody.error, "invalid_token")
         XCTAssertTrue(inBody.message.contains("'token'") && inBody.message.contains("'g'"), inBody.message)
         let inPath = try http.delete("/api/v1/devices/abc")
         XCTAssertEqual(inPath.status, 400)
+        XCTAssertEqual(inPath.error, "invalid_token")
         XCTAssertTrue(inPath.message.contains("odd number"), inPath.message)
         let inQuery = try http.get("/api/v1/notifications?token=xyz")
         XCTAssertEqual(inQuery.status, 400)
+        XCTAssertEqual(inQuery.error, "invalid_token")
         XCTAssertTrue(inQuery.message.contains("'token'"), inQuery.message)
+    }
+
+    func testTokensLongerThanAPNsTakesOrEmptyAreRefusedWhereverTheyStand() throws {
+        let longest = String(repeating: "ab", count: DeviceToken.maximumByteCount)
+        XCTAssertEqual(try http.post("/api/v1/devices", #"{"token":"\#(longest)"}"#).status, 201)
+        for hex in [longest + "cd", String(repeating: "ab", count: 2_500), "", "<>"] {
+            let refusals = [
+                try http.post("/api/v1/devices", #"{"token":"\#(hex)"}"#),
+                try http.post("/api/v1/feedback", #"{"token":"\#(hex)"}"#),
+                try http.post("/api/v1/faults", #"{"match":{"token":"\#(hex)"},"action":"closeConnection"}"#),
+                try http.get("/api/v1/notifications?token=\(hex)"),
+                try http.get("/api/v1/rejections/next?timeout=0&token=\(hex)"),
+            ] + (hex.isEmpty ? [] : [try http.get("/api/v1/devices/\(hex)")])
+            for response in refusals {
+                XCTAssertEqual(response.status, 400, "\(hex.count) digits: \(response.text)")
+                XCTAssertEqual(response.error, "invalid_token", response.text)
+                XCTAssertTrue(response.message.contains("1 to 100 bytes (2 to 200 hex digits)"), response.message)
+            }
+        }
+        XCTAssertEqual(daemon.server.devices.devices.count, 1, "only the 100-byte token was registered")
+        XCTAssertTrue(daemon.server.feedback.pendingTuples.isEmpty)
+        XCTAssertTrue(daemon.server.faults.rules.isEmpty)
     }
 
     func testABadStatusReasonOrCountInAFaultIsRefused() throws {

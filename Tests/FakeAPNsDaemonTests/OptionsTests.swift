@@ -49,6 +49,18 @@ final class OptionsTests: XCTestCase {
         XCTAssertTrue(Options.help.contains("FAKE_APNS_MAX_TOTAL_CONNECTIONS"))
     }
 
+    func testTheControlAPIConnectionLimitIsACountFromTheCommandLineOrTheEnvironment() throws {
+        XCTAssertEqual(try Options.parse([]).webMaxConnections, 1024)
+        XCTAssertEqual(try Options.parse(["--web-max-connections", "2000"]).webMaxConnections, 2000)
+        XCTAssertEqual(
+            try Options.parse([], environment: ["FAKE_APNS_WEB_MAX_CONNECTIONS": "8"]).webMaxConnections, 8)
+        for bad in ["0", "-1", "65537", "many"] {
+            XCTAssertThrowsError(try Options.parse(["--web-max-connections", bad])) { error in
+                XCTAssertTrue("\(error)".contains("--web-max-connections"), "\(error)")
+            }
+        }
+    }
+
     func testPublicControlAPINeedsItsSwitch() throws {
         let options = try Options.parse(["--web-host", "0.0.0.0", "--web-public"])
         XCTAssertEqual(options.webHost, "0.0.0.0")

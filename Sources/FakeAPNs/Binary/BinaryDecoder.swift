@@ -6,7 +6,7 @@ struct BinaryDecoder: Sendable {
     /// The largest payload accepted (Apple's binary gateway: 2048 bytes).
     var maximumPayloadSize: Int
     /// The largest token accepted (Apple's 2018 documentation: "up to 100 bytes").
-    static let maximumTokenSize = 100
+    static let maximumTokenSize = DeviceToken.maximumByteCount
     /// The largest command-2 frame that can be valid: five distinct items, each at most
     /// 65,535 bytes. Longer frames are refused as soon as their length is read.
     static let maximumFrameLength = 5 * (3 + 65_535)

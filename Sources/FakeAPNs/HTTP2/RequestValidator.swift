@@ -99,7 +99,7 @@ struct RequestValidator: Sendable {
     /// The longest token accepted in the path, in hex digits: 100 bytes. Today's tokens are
     /// 32 bytes; Apple warns they vary and will grow, and 100 bytes is the size it once
     /// announced as the ceiling. Anything longer is `BadDeviceToken`.
-    static let maximumDeviceTokenHexDigits = 200
+    static let maximumDeviceTokenHexDigits = 2 * DeviceToken.maximumByteCount
     /// The longest `apns-collapse-id`, in UTF-8 bytes.
     static let maximumCollapseIDBytes = 64
 

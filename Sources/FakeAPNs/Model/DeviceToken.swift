@@ -21,6 +21,10 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
 
     private let storage: Storage
 
+    /// The longest token APNs takes, in bytes: Apple once announced 100 bytes as the ceiling
+    /// (the binary gateway's limit; HTTP/2 paths of up to 200 hex digits). Today's are 32.
+    public static let maximumByteCount = 100
+
     /// The token's bytes.
     public var bytes: [UInt8] {
         withUnsafeBytes { Array($0) }

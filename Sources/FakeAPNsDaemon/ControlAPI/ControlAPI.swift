@@ -15,10 +15,12 @@ import Foundation
 /// An API starts once; `stop()` ends it for good.
 final class ControlAPI: Sendable {
     private let routes: ControlRoutes
-    private let server = HTTPServer(maximumBodySize: ControlLimits.maximumBodySize)
+    private let server: HTTPServer
 
-    init(daemon: Daemon, metrics: Metrics) {
+    /// An API that serves `maximumConnections` connections at once (`--web-max-connections`).
+    init(daemon: Daemon, metrics: Metrics, maximumConnections: Int = ControlLimits.defaultMaximumConnections) {
         routes = ControlRoutes(daemon: daemon, metrics: metrics, waits: InterruptibleWaits())
+        server = HTTPServer(maximumBodySize: ControlLimits.maximumBodySize, connectionLimit: maximumConnections)
     }
 
     /// Listens on `host:port` (port 0: the system picks); returns the bound port.
@@ -48,6 +50,13 @@ final class ControlAPI: Sendable {
 
     /// Requests begun and not finished (for tests that prove nothing is left behind).
     var openRequests: Int { server.openRequests }
+
+    /// Connections open, those beyond the limit included (for tests).
+    var openConnections: Int { server.openConnections }
+
+    /// The connections served at once, once listening: the maximum asked, or fewer when
+    /// RLIMIT_NOFILE leaves descriptors for fewer.
+    var servedConnectionLimit: Int { server.servedConnectionLimit }
 }
 
 /// Decoded commands carried out against the daemon. The daemon is held weakly: it owns its
@@ -60,6 +69,13 @@ struct ControlRoutes: Sendable {
     func respond(to request: HTTPRequest) -> HTTPResponse {
         do {
             let command = try ControlCommand(request: request)
+            if request.beyondConnectionLimit && command.waits {
+                // A wait would hold one of the few connections kept for answering at once.
+                throw ControlError(
+                    status: 503, code: "unavailable",
+                    message: "the control API serves no more waits: every connection it serves is taken "
+                        + "(--web-max-connections); try again when one closes")
+            }
             guard let daemon else {
                 throw ControlError(status: 503, code: "unavailable", message: "the daemon has stopped")
             }

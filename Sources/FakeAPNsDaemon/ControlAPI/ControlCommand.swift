@@ -105,6 +105,14 @@ enum ControlCommand: Sendable {
     case removeFault(Int)
     case clearFaults
     case reset
+
+    /// Whether the command waits for something to arrive.
+    var waits: Bool {
+        switch self {
+        case .nextNotification, .nextRejection: true
+        default: false
+        }
+    }
 }
 
 // MARK: - Limits
@@ -118,6 +126,9 @@ enum ControlLimits {
     static let maximumWait = 60.0
     /// The longest delay a fault may add.
     static let maximumDelayMilliseconds = 60_000
+    /// The connections served at once unless `--web-max-connections` says otherwise: enough
+    /// for hundreds of waits beside idle keep-alive connections.
+    static let defaultMaximumConnections = 1024
 }
 
 // MARK: - Routing
@@ -206,12 +217,12 @@ extension ControlCommand {
         case let path where path.count == 4 && path.starts(with: ["api", "v1", "devices"]):
             try allow("GET", "DELETE")
             try query.expectNone()
-            let token = try Self.token(path[3])
+            let token = try deviceToken(path[3], in: "the path's device token")
             self = request.method == "GET" ? .device(token) : .removeDevice(token)
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "unregister":
             try allow("POST")
             try query.expectNone()
-            let token = try Self.token(path[3])
+            let token = try deviceToken(path[3], in: "the path's device token")
             let fields = try BodyFields(body, allowed: ["at"], emptyAllowed: true)
             let at = try fields.number("at", in: 0...Double(UInt32.max), meaning: "UNIX seconds")
             self = .unregisterDevice(token, at: at.map { Date(timeIntervalSince1970: $0) })
@@ -272,13 +283,5 @@ extension ControlCommand {
                 "invalid_path", "a \(noun) sequence number must be a positive integer, not '\(text.prefix(64))'")
         }
         return value
-    }
-
-    private static func token(_ text: String) throws -> DeviceToken {
-        switch parseToken(text) {
-        case .success(let token): return token
-        case .failure(let error):
-            throw ControlError.badRequest("invalid_token", "the path's device token is not valid: \(error)")
-        }
     }
 }

@@ -4,9 +4,24 @@ import Foundation
 // The strict readers `ControlCommand(request:)` decodes with: percent escapes, query
 // parameters, JSON bodies. Each refusal is a `ControlError` that names the problem.
 
-/// Parses a token, as a `Result` (typed throws trips the optimizer of Swift 6.3 here).
-func parseToken(_ text: String) -> Result<DeviceToken, DeviceTokenError> {
-    Result { () throws(DeviceTokenError) in try DeviceToken(hex: text) }
+/// A device token wherever the API takes one (path, query, body, fault rule): hex as
+/// `DeviceToken(hex:)` reads it, 1 to `DeviceToken.maximumByteCount` bytes, since APNs takes no
+/// other. `subject` names where it stood ("field 'token'"). Throws 400 `invalid_token`.
+func deviceToken(_ text: String, in subject: String) throws -> DeviceToken {
+    let limit = "a device token is 1 to \(DeviceToken.maximumByteCount) bytes "
+        + "(2 to \(2 * DeviceToken.maximumByteCount) hex digits)"
+    // A `Result`: typed throws trips the optimizer of Swift 6.3 here.
+    switch Result(catching: { () throws(DeviceTokenError) in try DeviceToken(hex: text) }) {
+    case .failure(.empty):
+        throw ControlError.badRequest("invalid_token", "\(subject) holds no hex digits; \(limit)")
+    case .failure(let error):
+        throw ControlError.badRequest("invalid_token", "\(subject) is not a device token: \(error)")
+    case .success(let token) where token.count > DeviceToken.maximumByteCount:
+        throw ControlError.badRequest(
+            "invalid_token", "\(subject) is \(token.count) bytes long, longer than APNs takes: \(limit)")
+    case .success(let token):
+        return token
+    }
 }
 
 /// Text from the request as a message shows it: quoted, and cut at 64 characters.
@@ -97,13 +112,7 @@ struct QueryParameters {
     }
 
     func token() throws -> DeviceToken? {
-        guard let text = value("token") else { return nil }
-        switch parseToken(text) {
-        case .success(let token): return token
-        case .failure(let error):
-            throw ControlError.badRequest(
-                "invalid_parameter", "query parameter 'token' is not a device token: \(error)")
-        }
+        try value("token").map { try deviceToken($0, in: "query parameter 'token'") }
     }
 
     func nonEmpty(_ name: String) throws -> String? {
@@ -267,11 +276,7 @@ struct BodyFields {
 
     /// A required device token in hex.
     func token(_ name: String) throws -> DeviceToken {
-        let text = try required(name, string(name))
-        switch parseToken(text) {
-        case .success(let token): return token
-        case .failure(let error): throw invalid(name, "is not a device token: \(error)")
-        }
+        try deviceToken(try required(name, string(name)), in: "field '\(path)\(name)'")
     }
 
     func environment(_ name: String) throws -> APNsEnvironment? {

@@ -20,6 +20,9 @@ struct HTTPRequest: Sendable {
     var bodyTooLarge: Bool
     /// Whether the client has closed the connection meanwhile; for a handler that waits.
     var peerClosed: @Sendable () -> Bool = { false }
+    /// Whether the connection was accepted beyond ``HTTPServer/connectionLimit``: it gets this
+    /// one answer, then closes, so a handler should not hold it long.
+    var beyondConnectionLimit = false
 
     /// A request; `target` is the request-target as sent ("/path?query").
     init(method: String, target: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
@@ -65,7 +68,9 @@ struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A plain HTTP/1.1 server on GNU libmicrohttpd: one thread per connection, so a handler may
-/// block (waiting for a notification, say) while other requests are served.
+/// block (waiting for a notification, say) while other requests are served. Connections beyond
+/// the limit are still accepted, 64 of them, for one answer each (the handler sees them as
+/// ``HTTPRequest/beyondConnectionLimit``); clients beyond those wait in the listen backlog.
 ///
 /// ```swift
 /// let server = HTTPServer()
@@ -78,7 +83,8 @@ final class HTTPServer: @unchecked Sendable {
     /// The largest body read: a larger one is answered by the handler with `bodyTooLarge` set
     /// (a declared `Content-Length`), or closes the connection (a chunked body).
     let maximumBodySize: Int
-    /// The most connections open at once; more are refused at accept.
+    /// The connections served at once, as asked; ``servedConnectionLimit`` says how many the
+    /// descriptors allowed.
     let connectionLimit: Int
     /// Seconds a connection may stay silent before it is closed. The timer does not run while a
     /// handler runs, so a handler may wait longer than this.
@@ -95,7 +101,7 @@ final class HTTPServer: @unchecked Sendable {
         init(_ handler: @escaping Handler) { self.handler = handler }
     }
 
-    init(maximumBodySize: Int = 64 * 1024, connectionLimit: Int = 128, idleTimeout: Int = 30) {
+    init(maximumBodySize: Int = 64 * 1024, connectionLimit: Int = 1024, idleTimeout: Int = 30) {
         self.maximumBodySize = maximumBodySize
         self.connectionLimit = connectionLimit
         self.idleTimeout = idleTimeout
@@ -130,9 +136,9 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// Closes the listener and every connection and joins every thread; the port is free when
-    /// it returns. First waits up to `drainMilliseconds` for the requests being answered to
-    /// finish, so answers already given leave before their connections close. Handlers still
-    /// running must return first (a blocked one holds this up). Safe to call twice.
+    /// it returns. Between the two, waits up to `drainMilliseconds` for the requests being
+    /// answered to finish, so answers already given leave before their connections close.
+    /// Handlers still running must return first (a blocked one holds this up). Safe to call twice.
     func stop(drainMilliseconds: Int = 0) {
         let (server, box) = lock.withLock {
             defer {
@@ -142,10 +148,22 @@ final class HTTPServer: @unchecked Sendable {
             return (running, retained)
         }
         if let server {
+            fakeapns_http_close_listener(server)
             fakeapns_http_drain(server, drainMilliseconds)
             fakeapns_http_stop(server)
         }
         box?.release()
+    }
+
+    /// The connections served at once: ``connectionLimit``, or fewer when RLIMIT_NOFILE does not
+    /// leave descriptors for that many; 0 when not running.
+    var servedConnectionLimit: Int {
+        lock.withLock { running.map { Int(fakeapns_http_connection_limit($0)) } ?? 0 }
+    }
+
+    /// Connections open, those beyond the limit included (for tests).
+    var openConnections: Int {
+        lock.withLock { running.map { Int(fakeapns_http_open_connections($0)) } ?? 0 }
     }
 
     /// Requests begun and not finished (for tests that prove nothing is left behind).
@@ -155,7 +173,8 @@ final class HTTPServer: @unchecked Sendable {
 
     // MARK: - C callbacks
 
-    private static let handle: fakeapns_http_handler = { context, connection, method, target, body, length, tooLarge in
+    private static let handle: fakeapns_http_handler = {
+        context, connection, method, target, body, length, tooLarge, beyondLimit in
         guard let context, let connection, let method, let target else { return 0 }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         let bytes = body.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
@@ -164,6 +183,7 @@ final class HTTPServer: @unchecked Sendable {
             body: bytes, bodyTooLarge: tooLarge != 0)
         let probe = ConnectionProbe(connection: connection)
         request.peerClosed = { fakeapns_http_peer_closed(probe.connection) != 0 }
+        request.beyondConnectionLimit = beyondLimit != 0
         let response = box.handler(request)
         return response.body.withUnsafeBytes { buffer in
             fakeapns_http_respond(

@@ -22,12 +22,16 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
-    /// as `prlimit --nofile=128:128 --`), runs the launcher with the executable's path and
-    /// arguments after its own.
+    /// as `setpriv --reuid=… --`), runs the launcher with the executable's path and arguments
+    /// after its own; `descriptorLimit` sets the daemon's RLIMIT_NOFILE (soft and hard).
     init(
         arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
-        executable: URL = DaemonProcess.executable
+        executable: URL = DaemonProcess.executable, descriptorLimit: Int? = nil
     ) throws {
+        var launcher = launcher
+        if let descriptorLimit {
+            launcher = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", "--"] + launcher
+        }
         if let command = launcher.first {
             process.executableURL = URL(fileURLWithPath: command)
             process.arguments = launcher.dropFirst() + [executable.path] + arguments

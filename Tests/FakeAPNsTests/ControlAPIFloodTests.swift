@@ -1,0 +1,116 @@
+import Foundation
+import XCTest
+@testable import FakeAPNs
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's control API under clients that connect and say nothing, more of them than the
+/// process has descriptors for: no thread of the daemon spins, idle or flooded, and the API
+/// answers again once they leave.
+final class ControlAPIFloodTests: XCTestCase {
+    func testNoThreadSpinsIdleOrWhileSilentClientsOutrunTheDescriptors() throws {
+        let limit = 200
+        let daemon = try DaemonProcess(
+            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"],
+            descriptorLimit: limit)
+        let start = try daemon.nextJSON()
+        let gateway = try XCTUnwrap(start["listeners"]?[0]?["port"]?.intValue)
+        let web = try XCTUnwrap(start["listeners"]?[3]?["port"]?.intValue)
+        let pid = daemon.process.processIdentifier
+        XCTAssertEqual(try Self.healthStatus(port: web), 200)
+
+        let idle = try Self.busiestThread(of: pid, over: .seconds(2))
+        XCTAssertLessThanOrEqual(idle.total, 6, "idle, the daemon used \(idle.total) ticks in 2 s")
+
+        // Silent TLS clients of the gateway take most descriptors; control clients take the rest,
+        // and more wait in the control port's backlog while others keep knocking.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for _ in 0..<130 { held.append(try Socket.connect(host: "127.0.0.1", port: gateway)) }
+        for _ in 0..<150 { held.append(try Socket.connect(host: "127.0.0.1", port: web)) }
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { Self.openDescriptors(of: pid) >= limit - 4 },
+                      "the daemon holds \(Self.openDescriptors(of: pid)) descriptors of \(limit)")
+        let knocking = Knocker(port: web)
+        let flooded = try Self.busiestThread(of: pid, over: .seconds(2))
+        knocking.stop()
+        XCTAssertLessThan(flooded.ticks, 40, "thread \(flooded.name) used \(flooded.ticks) of 200 ticks in 2 s")
+        XCTAssertLessThan(flooded.total, 80, "the daemon used \(flooded.total) ticks in 2 s")
+
+        held.forEach { close($0) }
+        held = []
+        XCTAssertTrue(eventually(timeout: .seconds(15)) { (try? Self.healthStatus(port: web)) == 200 })
+        let after = try Self.busiestThread(of: pid, over: .seconds(2))
+        XCTAssertLessThanOrEqual(after.total, 6, "idle again, the daemon used \(after.total) ticks in 2 s")
+        XCTAssertEqual(daemon.stop(), 0)
+    }
+
+    /// Connects to `port` and closes again, every 5 ms, until stopped.
+    private final class Knocker: @unchecked Sendable {
+        private let stopped = Guarded(false)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(port: Int) {
+            Thread { [self] in
+                while !stopped.withLock({ $0 }) {
+                    if let socket = try? Socket.connect(host: "127.0.0.1", port: port) { close(socket) }
+                    usleep(5_000)
+                }
+                done.signal()
+            }.start()
+        }
+
+        func stop() {
+            stopped.withLock { $0 = true }
+            done.wait()
+        }
+    }
+
+    /// GET /healthz on a connection of its own; its status.
+    private static func healthStatus(port: Int) throws -> Int {
+        let socket = try Socket.connect(host: "127.0.0.1", port: port)
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = recv(socket, &buffer, buffer.count, 0)
+        let line = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    private static func openDescriptors(of pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    /// CPU time (user and system, in clock ticks of 10 ms) of every thread of `pid`.
+    private static func threadTicks(of pid: Int32) -> [String: (name: String, ticks: Int)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var result: [String: (name: String, ticks: Int)] = [:]
+        for task in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { continue }
+            let name = stat[stat.index(after: stat.firstIndex(of: "(") ?? stat.startIndex)..<end]
+            // After the name: state, then fields 4 on; utime and stime are fields 14 and 15.
+            let fields = stat[stat.index(end, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+            result[task] = (String(name), user + system)
+        }
+        return result
+    }
+
+    /// The thread of `pid` that used the most CPU over `duration`, and what the process used.
+    private static func busiestThread(
+        of pid: Int32, over duration: Duration
+    ) throws -> (name: String, ticks: Int, total: Int) {
+        let before = threadTicks(of: pid)
+        Thread.sleep(forTimeInterval: Double(duration.components.seconds))
+        let after = threadTicks(of: pid)
+        let used = after.map { task, now in (now.name, now.ticks - (before[task]?.ticks ?? 0)) }
+        let busiest = used.max { $0.1 < $1.1 } ?? ("none", 0)
+        return (busiest.0, busiest.1, used.reduce(0) { $0 + $1.1 })
+    }
+}
