@@ -135,6 +135,8 @@ final class PolicyConcurrencyTests: XCTestCase {
         let policy = Policy(strict: false, environment: .sandbox, feedback: FeedbackService())
         let stop = Atomic<Bool>(false)
         let escaped = Atomic<Int>(0)
+        // In force before the judging starts: from here on a rule or strict mode always is.
+        policy.faults.add(Self.rule)
         let judging = try OSThread(name: "policy-judging") {
             while !stop.load(ordering: .relaxed) {
                 if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) {
