@@ -63,8 +63,9 @@ struct BinaryDecoder: Sendable {
         }
     }
 
-    /// What to say when the stream ends with `buffer` holding part of a command.
-    func truncated(_ buffer: UnsafeRawBufferPointer) -> Failure {
+    /// What to say when the stream ends with `buffer` holding part of a command, or when no
+    /// byte of the rest came for `stalledFor`.
+    func truncated(_ buffer: UnsafeRawBufferPointer, stalledFor stall: Duration? = nil) -> Failure {
         let format: PushNotification.Format? = switch buffer.first {
         case 0: .simple
         case 1: .enhanced
@@ -78,7 +79,9 @@ struct BinaryDecoder: Sendable {
         }
         return Failure(
             status: .unknown, identifier: identifier, format: format,
-            reason: "the connection ended inside a notification (\(buffer.count) bytes of it arrived)")
+            reason: stall.map {
+                "no byte came for \($0.secondsText) s inside a notification (\(buffer.count) bytes of it arrived)"
+            } ?? "the connection ended inside a notification (\(buffer.count) bytes of it arrived)")
     }
 
     // MARK: - Commands 0 and 1

@@ -43,6 +43,20 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The most notifications (and, separately, rejections) kept in each queue and each
         /// history; the oldest are dropped first and counted. Nil (the default): no limit.
         public var retention: Int?
+        /// How long a client may take over its TLS handshake, from the connection's start;
+        /// one that takes longer is closed (a `handshakeFailed` event says so). Default 10 s;
+        /// nil: no limit.
+        public var handshakeTimeout: Duration? = .seconds(10)
+        /// How long a client that has sent part of something (a binary notification, an
+        /// HTTP/2 frame or the connection preface, which is due at once) may go without sending
+        /// another byte; then the connection is closed. A binary notification cut short this way
+        /// is answered and recorded as one cut short by the end of the connection (status 255).
+        /// Default 10 s; nil: no limit.
+        public var frameTimeout: Duration? = .seconds(10)
+        /// How long a connection may rest between notifications (binary) or frames (HTTP/2)
+        /// before it is closed; HTTP/2 says goodbye with GOAWAY `IdleTimeout`. Default nil: idle
+        /// connections stay open, as Apple kept providers' connections for hours.
+        public var idleTimeout: Duration?
         /// Hears every event (connections, acceptances in order, refusals, feedback reads) on
         /// the server's own threads; keep it quick. The daemon's log and metrics use it.
         public var onEvent: (@Sendable (ServerEvent) -> Void)?
@@ -74,6 +88,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.retention = retention
             self.onEvent = onEvent
         }
+    }
+
+    private var timeouts: ConnectionTimeouts {
+        ConnectionTimeouts(
+            handshake: configuration.handshakeTimeout, frame: configuration.frameTimeout,
+            idle: configuration.idleTimeout)
     }
 
     /// The configuration the server was made with.
@@ -157,7 +177,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 notifications: notifications, rejections: rejections)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
-                connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.gateway),
+                connectionIDs: connectionIDs, timeouts: timeouts, onHandshakeFailure: handshakeFailed(.gateway),
                 onConnection: connectionChanged(.gateway)
             ) { connection in
                 GatewaySession(connection: connection, context: gatewayContext).run()
@@ -171,7 +191,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     let backPressure = configuration.eventBackPressure
                     let listener = TLSListener(
                         name: "feedback", host: configuration.host, port: feedbackPort, context: context,
-                        connectionIDs: connectionIDs, onHandshakeFailure: handshakeFailed(.feedback),
+                        connectionIDs: connectionIDs, timeouts: timeouts, onHandshakeFailure: handshakeFailed(.feedback),
                         onConnection: connectionChanged(.feedback)
                     ) { connection in
                         FeedbackSession(connection: connection, feedback: feedback) { tuples, info in
@@ -246,7 +266,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
         return TLSListener(
             name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
-            onHandshakeFailure: handshakeFailed(.http2), onConnection: connectionChanged(.http2)
+            timeouts: timeouts, onHandshakeFailure: handshakeFailed(.http2), onConnection: connectionChanged(.http2)
         ) { connection in
             HTTP2Connection(connection: connection, context: http2Context).run()
         }

@@ -27,6 +27,7 @@ final class TLSListener: @unchecked Sendable {
     private let requestedPort: Int
     private let context: TLSContext
     private let connectionIDs: ConnectionCounter
+    let timeouts: ConnectionTimeouts
     private let handler: @Sendable (Connection) -> Void
     private let onHandshakeFailure: @Sendable (String, TLSError) -> Void
     private let onConnection: @Sendable (ConnectionInfo, _ opened: Bool) -> Void
@@ -51,6 +52,7 @@ final class TLSListener: @unchecked Sendable {
 
     init(
         name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
+        timeouts: ConnectionTimeouts = ConnectionTimeouts(),
         onHandshakeFailure: @escaping @Sendable (String, TLSError) -> Void = { _, _ in },
         onConnection: @escaping @Sendable (ConnectionInfo, _ opened: Bool) -> Void = { _, _ in },
         handler: @escaping @Sendable (Connection) -> Void
@@ -60,6 +62,7 @@ final class TLSListener: @unchecked Sendable {
         self.requestedPort = port
         self.context = context
         self.connectionIDs = connectionIDs
+        self.timeouts = timeouts
         self.onHandshakeFailure = onHandshakeFailure
         self.onConnection = onConnection
         self.handler = handler
@@ -213,7 +216,13 @@ final class TLSListener: @unchecked Sendable {
     private func serve(_ stream: TLSStream, id: Int) {
         let peer = Socket.peerAddress(of: stream.socket)
         do {
-            try stream.handshake()
+            if let timeout = timeouts.handshake {
+                try stream.handshake(until: .now + timeout, timeout: timeout)
+            } else {
+                try stream.handshake()
+            }
+            // Bounds each wait for the rest of a TLS record (see TLSStream.receive(into:)).
+            if let timeout = timeouts.frame { Socket.setTimeout(stream.socket, SO_RCVTIMEO, timeout) }
             let info = ConnectionInfo(
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
             onConnection(info, true)
