@@ -7,9 +7,13 @@ struct BinaryDecoder: Sendable {
     var maximumPayloadSize: Int
     /// The largest token accepted (Apple's 2018 documentation: "up to 100 bytes").
     static let maximumTokenSize = 100
-    /// The largest command-2 frame that can be valid: five distinct items, each at most
-    /// 65,535 bytes. Longer frames are refused as soon as their length is read.
-    static let maximumFrameLength = 5 * (3 + 65_535)
+    /// The largest command-2 frame that can be valid: each of the five items at most once, a
+    /// token of at most 100 bytes, a payload within the limit, the 4-byte identifier and expiry
+    /// and the 1-byte priority, each after its 3-byte item header. Longer frames are refused as
+    /// soon as their length is read, so a client cannot make the gateway hold more than that.
+    var maximumFrameLength: Int {
+        5 * 3 + Self.maximumTokenSize + maximumPayloadSize + 4 + 4 + 1
+    }
 
     /// A decoded notification: where its parts sit in the buffer given to `decode`.
     struct Frame {
@@ -152,10 +156,10 @@ struct BinaryDecoder: Sendable {
     private func decodeFrame(_ buffer: UnsafeRawBufferPointer) -> Step {
         guard buffer.count >= 5 else { return .incomplete }
         let frameLength = Int(buffer.readUInt32(at: 1))
-        guard frameLength <= Self.maximumFrameLength else {
+        guard frameLength <= maximumFrameLength else {
             return .failure(Failure(
                 status: .unknown, identifier: 0, format: .frame,
-                reason: "frame length \(frameLength) is longer than any valid frame (\(Self.maximumFrameLength) bytes)"))
+                reason: "frame length \(frameLength) is longer than any valid frame (\(maximumFrameLength) bytes with a \(maximumPayloadSize)-byte payload limit)"))
         }
         let end = 5 + frameLength
         guard buffer.count >= end else { return .incomplete }
