@@ -87,6 +87,9 @@ final class Daemon: Sendable {
             http2Port: options.http2Port, environment: options.environment, strictDeviceRegistry: options.strict,
             maximumPayloadSize: options.maximumPayloadSize, retention: options.retention, onEvent: onEvent)
         configuration.eventBackPressure = backPressure
+        configuration.handshakeTimeout = options.handshakeTimeout
+        configuration.frameTimeout = options.frameTimeout
+        configuration.idleTimeout = options.idleTimeout
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
                 certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
