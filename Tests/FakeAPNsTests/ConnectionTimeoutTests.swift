@@ -100,14 +100,14 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testHTTP2FrameThatStopsArrivingClosesTheConnection() throws {
         try start(frame: Self.timeout)
-        let (tls, session, recorder) = try http2Connection()
-        defer { tls.close() }
+        let connection = try IdleHTTP2Connection(port: server.http2Port)
+        defer { connection.close() }
         let started = ContinuousClock.now
         // A HEADERS frame header announcing 100 bytes on stream 1, and 3 of them.
-        try tls.send([0, 0, 100, 0x01, 0x04, 0, 0, 0, 1, 0x82, 0x87, 0x84])
-        try receive(tls.readToEnd(), into: session)
+        try connection.tls.send([0, 0, 100, 0x01, 0x04, 0, 0, 0, 1, 0x82, 0x87, 0x84])
+        try connection.readToEnd()
         XCTAssertGreaterThanOrEqual(seconds(since: started), 0.5)
-        XCTAssertNil(recorder.goAwayDebugData, "a stalled frame is not an idle connection")
+        XCTAssertNil(connection.goAwayDebugData, "a stalled frame is not an idle connection")
         XCTAssertEqual(server.rejections.count, 0)
     }
 
@@ -118,10 +118,10 @@ final class ConnectionTimeoutTests: XCTestCase {
         let client = try server.connectClient()
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         _ = try server.notifications.pop(timeout: .seconds(5))
-        let (tls, _, _) = try http2Connection()
-        defer { tls.close() }
+        let http2 = try IdleHTTP2Connection(port: server.http2Port)
+        defer { http2.close() }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        for stream in [client.stream, tls.stream] {
+        for stream in [client.stream, http2.tls.stream] {
             let deadline = ContinuousClock.now + .seconds(1.5)
             var outcome = TLSStream.DeadlineRead.bytes(0)
             // What the server still had to say (a SETTINGS acknowledgement), then silence.
@@ -146,12 +146,12 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testIdleTimeoutSaysGoodbyeToAnHTTP2ConnectionWithIdleTimeout() throws {
         try start(idle: Self.timeout)
-        let (tls, session, recorder) = try http2Connection()
-        defer { tls.close() }
+        let connection = try IdleHTTP2Connection(port: server.http2Port)
+        defer { connection.close() }
         let started = ContinuousClock.now
-        try receive(tls.readToEnd(), into: session)
+        try connection.readToEnd()
         XCTAssertGreaterThanOrEqual(seconds(since: started), 0.5)
-        let debugData = try XCTUnwrap(recorder.goAwayDebugData, "GOAWAY before closing")
+        let debugData = try XCTUnwrap(connection.goAwayDebugData, "GOAWAY before closing")
         XCTAssertEqual(String(decoding: debugData, as: UTF8.self), #"{"reason":"IdleTimeout"}"#)
     }
 
@@ -171,36 +171,4 @@ final class ConnectionTimeoutTests: XCTestCase {
         let rejection = try server.rejections.pop(timeout: .seconds(5))
         XCTAssertTrue(rejection.detail.contains("frame length 300000 is longer than any valid frame (2172 bytes"), rejection.detail)
     }
-
-    // MARK: - Helpers
-
-    /// An HTTP/2 connection past the preface and the SETTINGS exchange, with a client session
-    /// that records a GOAWAY.
-    private func http2Connection() throws -> (TLSClient, NGHTTP2Session, GoAwayRecorder) {
-        let tls = try TLSClient(host: "127.0.0.1", port: server.http2Port, readTimeout: Self.generous, offerHTTP2: true)
-        let recorder = GoAwayRecorder()
-        let session = try NGHTTP2Session(server: false, delegate: recorder)
-        session.submitSettings([])
-        try tls.send(try session.takeOutput())
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = try buffer.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
-        try receive(Array(buffer[..<count]), into: session)
-        try tls.send(try session.takeOutput())
-        return (tls, session, recorder)
-    }
-
-    private func receive(_ bytes: [UInt8], into session: NGHTTP2Session) throws {
-        try bytes.withUnsafeBytes { try session.receive($0) }
-    }
-}
-
-private final class GoAwayRecorder: HTTP2SessionDelegate {
-    var goAwayDebugData: [UInt8]?
-
-    func streamBegan(_ stream: Int32) {}
-    func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {}
-    func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {}
-    func streamEnded(_ stream: Int32) {}
-    func streamClosed(_ stream: Int32, errorCode: UInt32) {}
-    func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) { goAwayDebugData = debugData }
 }

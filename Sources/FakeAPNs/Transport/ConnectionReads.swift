@@ -25,14 +25,18 @@ extension TLSListener.Connection {
     private static let readSize = 16 * 1024
 
     /// Waits for the next bytes, the frame timeout applying when `insideFrame` and the idle
-    /// timeout otherwise, and appends them to `buffer`. An empty buffer gives its memory back
-    /// before a wait that would block, and the wait happens outside OpenSSL, which then holds
-    /// no read buffer either: an idle connection keeps only its TLS state and its thread.
+    /// timeout otherwise, and appends them to `buffer`. Before a wait that would block, an empty
+    /// buffer gives its memory back, and so does the stack below this call (a handshake or
+    /// a burst of requests went deeper); the wait happens outside OpenSSL, which then holds no
+    /// read buffer either: an idle connection keeps only its TLS state and a few pages of stack.
     func read(into buffer: inout ReadBuffer, insideFrame: Bool) throws -> Read {
         let timeout = insideFrame ? listener.timeouts.frame : listener.timeouts.idle
         while true {
             if !stream.hasData(waitingAtMost: .zero) {
-                if buffer.count == 0 { buffer.release() }
+                if buffer.count == 0 {
+                    buffer.release()
+                    OSThread.releaseUnusedStack()
+                }
                 guard stream.hasData(waitingAtMost: timeout) else { return .timedOut }
             }
             buffer.reserve(Self.readSize)
