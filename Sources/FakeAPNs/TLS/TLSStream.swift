@@ -119,27 +119,15 @@ final class TLSStream: @unchecked Sendable {
         case bytes(Int)
         /// The peer ended the stream (close_notify, or a close without it).
         case end
-        /// A record without application data (a key update, say) was read: nothing yet.
-        case nothing
-        /// The socket's receive timeout passed inside a TLS record.
-        case stalled
+        /// No byte came for the socket's receive timeout (``Socket/setTimeout(_:_:_:)``),
+        /// between records or inside one; the connection is still open.
+        case quiet
     }
 
-    /// Whether a read would find something at once, or after waiting at most `timeout`
-    /// (nil: no limit): decrypted bytes or a record are buffered, or the socket is readable
-    /// (the end of the stream included).
-    ///
-    /// Waiting here rather than inside `SSL_read` lets OpenSSL release its read buffer
-    /// (`SSL_MODE_RELEASE_BUFFERS`) while the connection is idle.
-    func hasData(waitingAtMost timeout: Duration?) -> Bool {
-        if SSL_has_pending(ssl) == 1 { return true }
-        return wait(for: Int16(POLLIN), until: timeout.map { ContinuousClock.now + $0 })
-    }
-
-    /// Reads what is available, up to the buffer's size. A receive timeout set on the socket
-    /// (``Socket/setTimeout(_:_:_:)``) bounds each wait for the rest of a record.
+    /// Reads what is available, up to the buffer's size, blocking at most the socket's receive
+    /// timeout for each wait.
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Received {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return .nothing }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .quiet }
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         if result > 0 { return .bytes(Int(result)) }
         let error = SSL_get_error(ssl, result)
@@ -149,11 +137,28 @@ final class TLSStream: @unchecked Sendable {
         case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
             return .end
         case SSL_ERROR_WANT_READ:
-            // The receive timeout passed: inside a record if part of one is buffered.
-            return SSL_has_pending(ssl) == 1 ? .stalled : .nothing
+            return .quiet
         default:
             throw TLSError.fromErrorQueue("reading", fallback: describe(error))
         }
+    }
+
+    /// Whether part of a TLS record has arrived and waits for the rest.
+    var isInsideRecord: Bool {
+        SSL_has_pending(ssl) == 1
+    }
+
+    /// Frees OpenSSL's read and write buffers of this connection when they hold nothing
+    /// (`SSL_MODE_RELEASE_BUFFERS` frees them only after a record, not during a read that
+    /// waits); the next read or write allocates them again.
+    func releaseBuffers() {
+        _ = SSL_free_buffers(ssl)
+    }
+
+    /// Waits until the socket is readable (the end of the stream included), at most `timeout`
+    /// (nil: no limit); false when nothing came.
+    func waitUntilReadable(atMost timeout: Duration?) -> Bool {
+        wait(for: Int16(POLLIN), until: timeout.map { ContinuousClock.now + $0 })
     }
 
     /// Writes all of `bytes`.

@@ -7,6 +7,13 @@ struct ConnectionTimeouts: Sendable {
     var frame: Duration?
     /// For the next byte, between frames.
     var idle: Duration?
+
+    /// How long a read blocks inside OpenSSL (`SO_RCVTIMEO`) before the connection counts as
+    /// resting and waits on outside it: short enough that a resting connection soon gives its
+    /// memory back, long enough that a busy one never does (and pays no system call for it).
+    var receive: Duration {
+        [Duration.milliseconds(100), frame, idle].compactMap { $0 }.min()!
+    }
 }
 
 extension TLSListener.Connection {
@@ -24,21 +31,17 @@ extension TLSListener.Connection {
     /// Bytes asked of each read: one TLS record's worth, the most `SSL_read` returns at once.
     private static let readSize = 16 * 1024
 
-    /// Waits for the next bytes, the frame timeout applying when `insideFrame` and the idle
-    /// timeout otherwise, and appends them to `buffer`. Before a wait that would block, an empty
-    /// buffer gives its memory back, and so does the stack below this call (a handshake or
-    /// a burst of requests went deeper); the wait happens outside OpenSSL, which then holds no
-    /// read buffer either: an idle connection keeps only its TLS state and a few pages of stack.
+    /// Reads the next bytes into `buffer`, waiting at most the frame timeout when
+    /// `insideFrame` (or inside a TLS record) and the idle timeout otherwise.
+    ///
+    /// A read blocks in OpenSSL for the socket's short receive timeout; a connection still
+    /// quiet then rests: an empty `buffer`, OpenSSL's buffers and the stack below this call (a
+    /// handshake or a burst of requests went deeper) are given back, and the rest of the wait
+    /// happens outside OpenSSL. An idle connection keeps only its TLS state and a few pages of
+    /// stack.
     func read(into buffer: inout ReadBuffer, insideFrame: Bool) throws -> Read {
-        let timeout = insideFrame ? listener.timeouts.frame : listener.timeouts.idle
+        let timeouts = listener.timeouts
         while true {
-            if !stream.hasData(waitingAtMost: .zero) {
-                if buffer.count == 0 {
-                    buffer.release()
-                    OSThread.releaseUnusedStack()
-                }
-                guard stream.hasData(waitingAtMost: timeout) else { return .timedOut }
-            }
             buffer.reserve(Self.readSize)
             switch try stream.receive(into: buffer.freeSpace) {
             case .bytes(let count):
@@ -46,10 +49,14 @@ extension TLSListener.Connection {
                 return .bytes
             case .end:
                 return .end
-            case .stalled:
-                return .timedOut
-            case .nothing:
-                continue
+            case .quiet:
+                let timeout = insideFrame || stream.isInsideRecord ? timeouts.frame : timeouts.idle
+                let remaining = timeout.map { $0 - timeouts.receive }
+                if let remaining, remaining <= .zero { return .timedOut }
+                if buffer.count == 0 { buffer.release() }
+                stream.releaseBuffers()
+                OSThread.releaseUnusedStack()
+                guard stream.waitUntilReadable(atMost: remaining) else { return .timedOut }
             }
         }
     }

@@ -221,8 +221,8 @@ final class TLSListener: @unchecked Sendable {
             } else {
                 try stream.handshake()
             }
-            // Bounds each wait for the rest of a TLS record (see TLSStream.receive(into:)).
-            if let timeout = timeouts.frame { Socket.setTimeout(stream.socket, SO_RCVTIMEO, timeout) }
+            // Bounds each blocking read (see TLSListener.Connection.read(into:insideFrame:)).
+            Socket.setTimeout(stream.socket, SO_RCVTIMEO, timeouts.receive)
             let info = ConnectionInfo(
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
             onConnection(info, true)
