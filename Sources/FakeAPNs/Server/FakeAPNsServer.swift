@@ -90,12 +90,6 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
     }
 
-    private var timeouts: ConnectionTimeouts {
-        ConnectionTimeouts(
-            handshake: configuration.handshakeTimeout, frame: configuration.frameTimeout,
-            idle: configuration.idleTimeout)
-    }
-
     /// The configuration the server was made with.
     public let configuration: Configuration
     /// Every notification accepted, in order of arrival, waiting to be popped.
@@ -122,6 +116,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
     private let connectionIDs = ConnectionCounter()
 
     private enum State { case created, running, stopped }
+
+    private var timeouts: ConnectionTimeouts {
+        ConnectionTimeouts(
+            handshake: configuration.handshakeTimeout, frame: configuration.frameTimeout,
+            idle: configuration.idleTimeout)
+    }
 
     /// A server that is not listening yet; call `start()`.
     public init(configuration: Configuration = Configuration()) {

@@ -51,10 +51,11 @@ final class TLSStream: @unchecked Sendable {
         if result != 1 { throw handshakeError(result) }
     }
 
-    /// Runs the handshake to its end, giving up at `deadline`. The socket is non-blocking
-    /// meanwhile, so the deadline holds for the whole handshake, also against a client that
-    /// sends it a byte at a time.
-    func handshake(until deadline: ContinuousClock.Instant, timeout: Duration) throws {
+    /// Runs the handshake to its end, giving up after `timeout`. The socket is non-blocking
+    /// meanwhile, so the limit holds for the whole handshake, also against a client that sends
+    /// it a byte at a time.
+    func handshake(within timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
         let flags = fcntl(socket, F_GETFL)
         _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
         defer { _ = fcntl(socket, F_SETFL, flags) }

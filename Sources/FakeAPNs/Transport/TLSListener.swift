@@ -217,7 +217,7 @@ final class TLSListener: @unchecked Sendable {
         let peer = Socket.peerAddress(of: stream.socket)
         do {
             if let timeout = timeouts.handshake {
-                try stream.handshake(until: .now + timeout, timeout: timeout)
+                try stream.handshake(within: timeout)
             } else {
                 try stream.handshake()
             }
