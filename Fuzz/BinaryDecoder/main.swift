@@ -6,7 +6,10 @@
 // through `truncated`. Invariants: a frame's ranges lie inside the buffer it was decoded from,
 // its length is > 0, its token is 1...100 bytes and its payload 1...limit bytes; decoding a
 // prefix of a buffer never disagrees with decoding the whole of it (the gateway decodes as bytes
-// arrive); failures never report success. Built by Scripts/fuzz.sh with the library's sources in
+// arrive); a buffer decodes to "incomplete" only while it is shorter than the longest valid
+// command, and a frame header claiming more than any valid frame is refused from its 5 bytes
+// (the gateway never holds more than a valid notification needs); failures never report
+// success. Built by Scripts/fuzz.sh with the library's sources in
 // the same module; nothing here may trap but a broken invariant.
 
 @testable import FakeAPNs
@@ -29,6 +32,7 @@ private func checkStream(_ stream: UnsafeRawBufferPointer, decoder: BinaryDecode
         let rest = UnsafeRawBufferPointer(rebasing: stream[offset...])
         let step = decoder.decode(rest)
         checkPrefixes(of: rest, agreeWith: step, decoder: decoder)
+        checkBound(rest, step, decoder: decoder)
         switch step {
         case .frame(let frame):
             check(frame, in: rest, decoder: decoder)
@@ -84,6 +88,20 @@ private func check(_ failure: BinaryDecoder.Failure, in buffer: UnsafeRawBufferP
     }
     require(failure.format == format, "failure format \(String(describing: failure.format)) for \(format as Any)")
     if format == .simple { require(failure.identifier == 0 && !failure.sendsResponse, "command 0 failure") }
+}
+
+/// "Incomplete" only below the longest valid command (a frame: its 5-byte header and the
+/// longest valid frame); a frame header that claims more is refused at once.
+private func checkBound(_ buffer: UnsafeRawBufferPointer, _ step: BinaryDecoder.Step, decoder: BinaryDecoder) {
+    if case .incomplete = step {
+        require(buffer.count < 5 + decoder.maximumFrameLength, "incomplete after \(buffer.count) bytes")
+    }
+    if buffer.count >= 5 && buffer[0] == 2 && Int(buffer.readUInt32(at: 1)) > decoder.maximumFrameLength {
+        let header = UnsafeRawBufferPointer(rebasing: buffer[..<5])
+        guard case .failure(let failure) = decoder.decode(header), failure.status == .unknown else {
+            return require(false, "a frame header claiming \(buffer.readUInt32(at: 1)) bytes is not refused")
+        }
+    }
 }
 
 /// Decoding a prefix of `buffer` gives either "incomplete" or exactly what the whole buffer

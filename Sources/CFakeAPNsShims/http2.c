@@ -1,6 +1,9 @@
 #include "CFakeAPNsHTTP2.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* A body being sent: owned by the stream (its user data) until fully read or the stream closes. */
 typedef struct {
@@ -43,6 +46,38 @@ static body_source *copy_body(const uint8_t *data, size_t length) {
     return body;
 }
 
+/* A server session allocates its 16 KiB frame buffer up front and keeps it, though an idle
+   connection only ever writes its first bytes. malloc often hands back memory an earlier
+   connection touched (TLS handshake buffers), which would keep all of it resident: the pages
+   wholly inside a new large block are given back (they read as zeros when touched again). */
+static void *fresh_malloc(size_t size, void *user_data) {
+    (void)user_data;
+    void *block = malloc(size);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (block != NULL && size >= 2 * page) {
+        uintptr_t start = ((uintptr_t)block + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)block + size) & ~(page - 1);
+        if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+    }
+    return block;
+}
+
+static void fresh_free(void *block, void *user_data) {
+    (void)user_data;
+    free(block);
+}
+
+static void *fresh_calloc(size_t count, size_t size, void *user_data) {
+    (void)user_data;
+    return calloc(count, size);
+}
+
+static void *fresh_realloc(void *block, size_t size, void *user_data) {
+    return block == NULL ? fresh_malloc(size, user_data) : realloc(block, size);
+}
+
+static nghttp2_mem fresh_memory = {NULL, fresh_malloc, fresh_free, fresh_calloc, fresh_realloc};
+
 int fakeapns_h2_session_new(nghttp2_session **session, const nghttp2_session_callbacks *callbacks,
                             void *user_data, int server) {
     if (!server) return nghttp2_session_client_new(session, callbacks, user_data);
@@ -50,7 +85,7 @@ int fakeapns_h2_session_new(nghttp2_session **session, const nghttp2_session_cal
     int result = nghttp2_option_new(&option);
     if (result != 0) return result;
     nghttp2_option_set_max_deflate_dynamic_table_size(option, 0);
-    result = nghttp2_session_server_new2(session, callbacks, user_data, option);
+    result = nghttp2_session_server_new3(session, callbacks, user_data, option, &fresh_memory);
     nghttp2_option_del(option);
     return result;
 }

@@ -95,6 +95,9 @@ final class Daemon: Sendable {
             reservedDescriptors: reservedDescriptors(limit: DescriptorLimit.current, controlConnections: options.webMaxConnections),
             onEvent: onEvent)
         configuration.eventBackPressure = backPressure
+        configuration.handshakeTimeout = options.handshakeTimeout
+        configuration.frameTimeout = options.frameTimeout
+        configuration.idleTimeout = options.idleTimeout
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = try TLSIdentity(
                 certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)

@@ -26,6 +26,10 @@ public struct Options: Sendable {
     var retention = 10_000
     var maximumConnectionsPerListener = 1000
     var maximumConnections = 2000
+    /// Connection timeouts; nil: none (`0` on the command line).
+    var handshakeTimeout: Duration? = .seconds(10)
+    var frameTimeout: Duration? = .seconds(10)
+    var idleTimeout: Duration?
     var log: LogFormat?
     var logFile: String?
     var showHelp = false
@@ -76,6 +80,14 @@ public struct Options: Sendable {
             throw UsageError(description: "\(name) takes a positive count, not '\(text)'")
         }
         return count
+    }
+
+    /// Seconds, fractions allowed; 0 is no limit.
+    private static func timeout(_ name: String, _ text: String) throws -> Duration? {
+        guard let seconds = Double(text), seconds.isFinite, (0...86_400 * 365).contains(seconds) else {
+            throw UsageError(description: "\(name) takes seconds (0 for no limit), not '\(text)'")
+        }
+        return seconds == 0 ? nil : .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 
     private static func flag(_ name: String, _ text: String) throws -> Bool {
@@ -173,6 +185,15 @@ public struct Options: Sendable {
         },
         Option(flag: "--max-total-connections", argument: "COUNT", help: "Connections the APNs listeners hold together; more are closed as soon as accepted (default 2000).") {
             $0.maximumConnections = try count($1, $2)
+        },
+        Option(flag: "--handshake-timeout", argument: "SECONDS", help: "Close a connection whose TLS handshake takes longer (default 10; 0: no limit).") {
+            $0.handshakeTimeout = try timeout($1, $2)
+        },
+        Option(flag: "--frame-timeout", argument: "SECONDS", help: "Close a connection that sent part of a notification, HTTP/2 frame or preface and nothing more for this long (default 10; 0: no limit).") {
+            $0.frameTimeout = try timeout($1, $2)
+        },
+        Option(flag: "--idle-timeout", argument: "SECONDS", help: "Close a connection idle between notifications or frames for this long (default 0: never, as Apple kept connections for hours).") {
+            $0.idleTimeout = try timeout($1, $2)
         },
         Option(flag: "--log", argument: "FORMAT", help: "Event log format: json (default when standard output is not a terminal) or text.") {
             guard let format = LogFormat(rawValue: $2) else {

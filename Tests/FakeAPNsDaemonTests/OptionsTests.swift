@@ -65,4 +65,19 @@ final class OptionsTests: XCTestCase {
         let options = try Options.parse(["--web-host", "0.0.0.0", "--web-public"])
         XCTAssertEqual(options.webHost, "0.0.0.0")
     }
+
+    func testTimeoutsDefaultToTenSecondsForHandshakesAndFramesAndNoneForIdleConnections() throws {
+        let defaults = try Options.parse([])
+        XCTAssertEqual(defaults.handshakeTimeout, .seconds(10))
+        XCTAssertEqual(defaults.frameTimeout, .seconds(10))
+        XCTAssertNil(defaults.idleTimeout)
+        let set = try Options.parse(
+            ["--handshake-timeout", "0.5", "--frame-timeout=0"], environment: ["FAKE_APNS_IDLE_TIMEOUT": "300"])
+        XCTAssertEqual(set.handshakeTimeout, .milliseconds(500))
+        XCTAssertNil(set.frameTimeout)
+        XCTAssertEqual(set.idleTimeout, .seconds(300))
+        XCTAssertThrowsError(try Options.parse(["--idle-timeout", "-1"])) { error in
+            XCTAssertTrue("\(error)".contains("--idle-timeout"), "\(error)")
+        }
+    }
 }

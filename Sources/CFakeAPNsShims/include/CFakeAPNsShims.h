@@ -42,6 +42,10 @@ int fakeapns_accept(int socket);
 /// A close-on-exec eventfd, for waking a thread blocked in poll.
 int fakeapns_eventfd(void);
 
+/// Gives back the pages of the calling thread's stack below its current frames: a deep call
+/// that has returned (a TLS handshake) leaves them resident otherwise.
+void fakeapns_release_unused_stack(void);
+
 /// Names the calling thread (at most 15 bytes), for debuggers and /proc.
 void fakeapns_set_thread_name(const char *name);
 

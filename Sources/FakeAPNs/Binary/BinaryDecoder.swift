@@ -7,9 +7,13 @@ struct BinaryDecoder: Sendable {
     var maximumPayloadSize: Int
     /// The largest token accepted (Apple's 2018 documentation: "up to 100 bytes").
     static let maximumTokenSize = DeviceToken.maximumByteCount
-    /// The largest command-2 frame that can be valid: five distinct items, each at most
-    /// 65,535 bytes. Longer frames are refused as soon as their length is read.
-    static let maximumFrameLength = 5 * (3 + 65_535)
+    /// The largest command-2 frame that can be valid: each of the five items at most once, a
+    /// token of at most 100 bytes, a payload within the limit, the 4-byte identifier and expiry
+    /// and the 1-byte priority, each after its 3-byte item header. Longer frames are refused as
+    /// soon as their length is read, so a client cannot make the gateway hold more than that.
+    var maximumFrameLength: Int {
+        5 * 3 + Self.maximumTokenSize + maximumPayloadSize + 4 + 4 + 1
+    }
 
     /// A decoded notification: where its parts sit in the buffer given to `decode`.
     struct Frame {
@@ -63,8 +67,9 @@ struct BinaryDecoder: Sendable {
         }
     }
 
-    /// What to say when the stream ends with `buffer` holding part of a command.
-    func truncated(_ buffer: UnsafeRawBufferPointer) -> Failure {
+    /// What to say when the stream ends with `buffer` holding part of a command, or when no
+    /// byte of the rest came for `stalledFor`.
+    func truncated(_ buffer: UnsafeRawBufferPointer, stalledFor stall: Duration? = nil) -> Failure {
         let format: PushNotification.Format? = switch buffer.first {
         case 0: .simple
         case 1: .enhanced
@@ -78,7 +83,9 @@ struct BinaryDecoder: Sendable {
         }
         return Failure(
             status: .unknown, identifier: identifier, format: format,
-            reason: "the connection ended inside a notification (\(buffer.count) bytes of it arrived)")
+            reason: stall.map {
+                "no byte came for \($0.secondsText) s inside a notification (\(buffer.count) bytes of it arrived)"
+            } ?? "the connection ended inside a notification (\(buffer.count) bytes of it arrived)")
     }
 
     // MARK: - Commands 0 and 1
@@ -149,10 +156,10 @@ struct BinaryDecoder: Sendable {
     private func decodeFrame(_ buffer: UnsafeRawBufferPointer) -> Step {
         guard buffer.count >= 5 else { return .incomplete }
         let frameLength = Int(buffer.readUInt32(at: 1))
-        guard frameLength <= Self.maximumFrameLength else {
+        guard frameLength <= maximumFrameLength else {
             return .failure(Failure(
                 status: .unknown, identifier: 0, format: .frame,
-                reason: "frame length \(frameLength) is longer than any valid frame (\(Self.maximumFrameLength) bytes)"))
+                reason: "frame length \(frameLength) is longer than any valid frame (\(maximumFrameLength) bytes with a \(maximumPayloadSize)-byte payload limit)"))
         }
         let end = 5 + frameLength
         guard buffer.count >= end else { return .incomplete }

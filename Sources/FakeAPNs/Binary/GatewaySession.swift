@@ -17,9 +17,6 @@ struct GatewaySession {
     let connection: TLSListener.Connection
     let context: GatewayContext
 
-    /// Bytes asked of each read; TLS records carry at most 16 KiB, so this takes several.
-    private static let readSize = 64 * 1024
-
     /// How a connection ends after a refusal.
     private struct Ending {
         let response: BinaryErrorResponse?
@@ -38,26 +35,32 @@ struct GatewaySession {
     }
 
     func run() {
-        var buffer = ReadBuffer(capacity: Self.readSize * 2)
+        var buffer = ReadBuffer()
         defer { buffer.deallocate() }
         while true {
-            buffer.reserve(Self.readSize)
-            let count: Int
+            let read: TLSListener.Connection.Read
             do {
-                count = try connection.stream.read(into: buffer.freeSpace)
+                read = try connection.read(into: &buffer, insideFrame: buffer.count > 0)
             } catch {
                 return
             }
-            if count == 0 {
+            switch read {
+            case .bytes:
+                break
+            case .end:
                 if connection.listener.isStopping {
                     end(with: shutdown())
                 } else if buffer.count > 0 {
-                    let failure = buffer.withReadable { context.decoder.truncated($0) }
-                    end(with: refuse(failure))
+                    end(with: refuse(buffer.withReadable { context.decoder.truncated($0) }))
+                }
+                return
+            case .timedOut:
+                // Idle, or stalled inside a frame: a frame cut short is answered as at the end.
+                if buffer.count > 0, let timeout = connection.listener.timeouts.frame {
+                    end(with: refuse(buffer.withReadable { context.decoder.truncated($0, stalledFor: timeout) }))
                 }
                 return
             }
-            buffer.commit(count)
             let (consumed, ending) = buffer.withReadable { decodeAll($0) }
             buffer.consume(consumed)
             if let ending {
@@ -198,56 +201,5 @@ struct GatewaySession {
         if let response = ending.response {
             try? connection.stream.write(response.bytes)
         }
-    }
-}
-
-/// A growable byte buffer for reads: bytes are appended at the end and consumed from the
-/// front; what is left is moved to the front before the next read.
-struct ReadBuffer {
-    private var storage: UnsafeMutableRawBufferPointer
-    private(set) var count = 0
-
-    init(capacity: Int) {
-        storage = .allocate(byteCount: capacity, alignment: 16)
-    }
-
-    func deallocate() {
-        storage.deallocate()
-    }
-
-    /// Makes room for at least `minimum` more bytes.
-    mutating func reserve(_ minimum: Int) {
-        guard storage.count - count < minimum else { return }
-        let grown = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: max(storage.count * 2, count + minimum), alignment: 16)
-        if count > 0 {
-            grown.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: count)
-        }
-        storage.deallocate()
-        storage = grown
-    }
-
-    /// The space after the data, for the next read.
-    var freeSpace: UnsafeMutableRawBufferPointer {
-        UnsafeMutableRawBufferPointer(rebasing: storage[count...])
-    }
-
-    /// Counts `added` bytes written into `freeSpace` as data.
-    mutating func commit(_ added: Int) {
-        count += added
-    }
-
-    func withReadable<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
-        body(UnsafeRawBufferPointer(rebasing: storage[..<count]))
-    }
-
-    /// Drops the first `used` bytes, moving the rest to the front.
-    mutating func consume(_ used: Int) {
-        guard used > 0 else { return }
-        let left = count - used
-        if left > 0 {
-            storage.baseAddress!.copyMemory(from: storage.baseAddress! + used, byteCount: left)
-        }
-        count = left
     }
 }

@@ -96,27 +96,40 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             (Int32(NGHTTP2Settings.maxHeaderListSize), UInt32(Self.headerListSizeLimit)),
         ])
         streamsOpened = !tokenAuthentication
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = ReadBuffer()
+        defer { buffer.deallocate() }
+        var framing = HTTP2FrameBoundary()
         guard flush() else { return }
         while true {
-            let count: Int
+            let read: TLSListener.Connection.Read
             do {
-                count = try buffer.withUnsafeMutableBytes { try connection.stream.read(into: $0) }
+                read = try connection.read(into: &buffer, insideFrame: !framing.isBetweenFrames)
             } catch {
                 return
             }
-            if count == 0 {
+            switch read {
+            case .bytes:
+                break
+            case .end:
                 if connection.listener.isStopping { sayGoodbye() }
+                return
+            case .timedOut:
+                if framing.isBetweenFrames {
+                    goAway(errorCode: 0, debugData: Self.errorBody(.idleTimeout))
+                    _ = flush()
+                }
                 return
             }
             var protocolError = false
-            buffer.withUnsafeBytes { bytes in
+            buffer.withReadable { bytes in
+                framing.advance(over: bytes)
                 do {
-                    try session.receive(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
+                    try session.receive(bytes)
                 } catch {
                     protocolError = true
                 }
             }
+            buffer.consume(buffer.count)
             guard flush(), !protocolError, !closing, session.isAlive else { return }
             if !connection.listener.mayKeepReading { return sayGoodbye() }
         }

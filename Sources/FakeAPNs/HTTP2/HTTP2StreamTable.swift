@@ -51,10 +51,12 @@ struct HTTP2StreamTable {
     private var spareBodies: [[UInt8]] = []
     private static let spareBodyLimit = 128
 
+    /// Eight slots to begin with: an idle connection's table costs about 2 KB; a busy one
+    /// grows it.
     init() {
-        shift = 64 - 6
-        ids = Array(repeating: 0, count: 1 << 6)
-        requests = Array(repeating: HTTP2PendingRequest(), count: 1 << 6)
+        shift = 64 - 3
+        ids = Array(repeating: 0, count: 1 << 3)
+        requests = Array(repeating: HTTP2PendingRequest(), count: 1 << 3)
     }
 
     private var mask: Int { ids.count - 1 }

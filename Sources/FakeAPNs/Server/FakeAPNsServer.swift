@@ -55,6 +55,20 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// test's own sockets and files (the daemon's control API) never run short because
         /// clients took every descriptor. 0: connections may take them all.
         public var reservedDescriptors: Int
+        /// How long a client may take over its TLS handshake, from the connection's start;
+        /// one that takes longer is closed (a `handshakeFailed` event says so). Default 10 s;
+        /// nil: no limit.
+        public var handshakeTimeout: Duration? = .seconds(10)
+        /// How long a client that has sent part of something (a binary notification, an
+        /// HTTP/2 frame or the connection preface, which is due at once) may go without sending
+        /// another byte; then the connection is closed. A binary notification cut short this way
+        /// is answered and recorded as one cut short by the end of the connection (status 255).
+        /// Default 10 s; nil: no limit.
+        public var frameTimeout: Duration? = .seconds(10)
+        /// How long a connection may rest between notifications (binary) or frames (HTTP/2)
+        /// before it is closed; HTTP/2 says goodbye with GOAWAY `IdleTimeout`. Default nil: idle
+        /// connections stay open, as Apple kept providers' connections for hours.
+        public var idleTimeout: Duration?
         /// Hears every event (connections, acceptances in order, refusals, feedback reads) on
         /// the server's own threads; keep it quick. The daemon's log and metrics use it.
         public var onEvent: (@Sendable (ServerEvent) -> Void)?
@@ -121,6 +135,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     private enum State { case created, running, stopped }
 
+    private var timeouts: ConnectionTimeouts {
+        ConnectionTimeouts(
+            handshake: configuration.handshakeTimeout, frame: configuration.frameTimeout,
+            idle: configuration.idleTimeout)
+    }
+
     /// A server that is not listening yet; call `start()`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -178,8 +198,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 notifications: notifications, rejections: rejections)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
-                connectionIDs: connectionIDs, budget: budget, onHandshakeFailure: handshakeFailed(.gateway),
-                onRefusal: refused(.gateway), onConnection: connectionChanged(.gateway)
+                connectionIDs: connectionIDs, budget: budget, timeouts: timeouts,
+                onHandshakeFailure: handshakeFailed(.gateway), onRefusal: refused(.gateway),
+                onConnection: connectionChanged(.gateway)
             ) { connection in
                 GatewaySession(connection: connection, context: gatewayContext).run()
             }
@@ -191,8 +212,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     let report = report
                     let listener = TLSListener(
                         name: "feedback", host: configuration.host, port: feedbackPort, context: context,
-                        connectionIDs: connectionIDs, budget: budget, onHandshakeFailure: handshakeFailed(.feedback),
-                        onRefusal: refused(.feedback), onConnection: connectionChanged(.feedback)
+                        connectionIDs: connectionIDs, budget: budget, timeouts: timeouts,
+                        onHandshakeFailure: handshakeFailed(.feedback), onRefusal: refused(.feedback),
+                        onConnection: connectionChanged(.feedback)
                     ) { connection in
                         FeedbackSession(connection: connection, feedback: feedback) { tuples, info in
                             report(.feedbackRead(tuples, info))
@@ -275,7 +297,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
         return TLSListener(
             name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
-            budget: budget, onHandshakeFailure: handshakeFailed(.http2), onRefusal: refused(.http2),
+            budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(.http2), onRefusal: refused(.http2),
             onConnection: connectionChanged(.http2)
         ) { connection in
             HTTP2Connection(connection: connection, context: http2Context).run()

@@ -21,7 +21,8 @@ final class TLSClient: @unchecked Sendable {
     ) throws {
         let context = try TLSContext.client(trustedCAsPEM: trustedCAsPEM, identity: identity)
         let socket = try Socket.connect(host: host, port: port)
-        Self.setTimeouts(socket, readTimeout)
+        Socket.setTimeout(socket, SO_RCVTIMEO, readTimeout)
+        Socket.setTimeout(socket, SO_SNDTIMEO, readTimeout)
         do {
             stream = try TLSStream(connectedSocket: socket, context: context, serverName: host)
             if offerHTTP2 { stream.requestHTTP2() }
@@ -52,12 +53,5 @@ final class TLSClient: @unchecked Sendable {
     /// Closes the write side (close_notify, unless it went out already) and the connection.
     func close() {
         stream.close()
-    }
-
-    private static func setTimeouts(_ socket: Int32, _ timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 }

@@ -48,9 +48,55 @@ final class TLSStream: @unchecked Sendable {
     func handshake() throws {
         TLSError.clearErrorQueue()
         let result = SSL_do_handshake(ssl)
-        if result != 1 {
-            let reason = fakeapns_ssl_verify_error(ssl).map { String(cString: $0) } ?? ""
-            throw TLSError.fromErrorQueue("handshake", fallback: reason.isEmpty ? describe(SSL_get_error(ssl, result)) : reason)
+        if result != 1 { throw handshakeError(result) }
+    }
+
+    /// Runs the handshake to its end, giving up after `timeout`. The socket is non-blocking
+    /// meanwhile, so the limit holds for the whole handshake, also against a client that sends
+    /// it a byte at a time.
+    func handshake(within timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
+        let flags = fcntl(socket, F_GETFL)
+        _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(socket, F_SETFL, flags) }
+        while true {
+            TLSError.clearErrorQueue()
+            let result = SSL_do_handshake(ssl)
+            if result == 1 { return }
+            let events: Int32
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ: events = POLLIN
+            case SSL_ERROR_WANT_WRITE: events = POLLOUT
+            default: throw handshakeError(result)
+            }
+            guard wait(for: Int16(events), until: deadline) else {
+                throw TLSError(
+                    operation: "handshake",
+                    details: "the client did not finish the handshake within \(timeout.secondsText) s")
+            }
+        }
+    }
+
+    private func handshakeError(_ result: Int32) -> TLSError {
+        let reason = fakeapns_ssl_verify_error(ssl).map { String(cString: $0) } ?? ""
+        return TLSError.fromErrorQueue("handshake", fallback: reason.isEmpty ? describe(SSL_get_error(ssl, result)) : reason)
+    }
+
+    /// Waits until the socket is ready for `events`, or `deadline` (nil: no limit) passes;
+    /// false when it passed first. A hang-up or an error counts as ready: the next call
+    /// reports it.
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant?) -> Bool {
+        var descriptor = pollfd(fd: socket, events: events, revents: 0)
+        while true {
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let remaining = max(deadline - ContinuousClock.now, .zero)
+                milliseconds = Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+            }
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready < 0 && errno != EINTR { return true }
+            if ready == 0, let deadline, ContinuousClock.now >= deadline { return false }
         }
     }
 
@@ -64,6 +110,56 @@ final class TLSStream: @unchecked Sendable {
         if error == SSL_ERROR_ZERO_RETURN { return 0 }
         if error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }
         throw TLSError.fromErrorQueue("reading", fallback: describe(error))
+    }
+
+    // MARK: - Server reads
+
+    /// How ``receive(into:)`` ended.
+    enum Received: Equatable {
+        /// This many bytes of application data arrived.
+        case bytes(Int)
+        /// The peer ended the stream (close_notify, or a close without it).
+        case end
+        /// No byte came for the socket's receive timeout (``Socket/setTimeout(_:_:_:)``),
+        /// between records or inside one; the connection is still open.
+        case quiet
+    }
+
+    /// Reads what is available, up to the buffer's size, blocking at most the socket's receive
+    /// timeout for each wait.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Received {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .quiet }
+        let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+        if result > 0 { return .bytes(Int(result)) }
+        let error = SSL_get_error(ssl, result)
+        switch error {
+        case SSL_ERROR_ZERO_RETURN:
+            return .end
+        case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
+            return .end
+        case SSL_ERROR_WANT_READ:
+            return .quiet
+        default:
+            throw TLSError.fromErrorQueue("reading", fallback: describe(error))
+        }
+    }
+
+    /// Whether part of a TLS record has arrived and waits for the rest.
+    var isInsideRecord: Bool {
+        SSL_has_pending(ssl) == 1
+    }
+
+    /// Frees OpenSSL's read and write buffers of this connection when they hold nothing
+    /// (`SSL_MODE_RELEASE_BUFFERS` frees them only after a record, not during a read that
+    /// waits); the next read or write allocates them again.
+    func releaseBuffers() {
+        _ = SSL_free_buffers(ssl)
+    }
+
+    /// Waits until the socket is readable (the end of the stream included), at most `timeout`
+    /// (nil: no limit); false when nothing came.
+    func waitUntilReadable(atMost timeout: Duration?) -> Bool {
+        wait(for: Int16(POLLIN), until: timeout.map { ContinuousClock.now + $0 })
     }
 
     /// Writes all of `bytes`.
@@ -222,15 +318,7 @@ final class TLSStream: @unchecked Sendable {
         var waitFor = Int16(POLLIN)
         while true {
             // Records OpenSSL has already decrypted do not show on the socket.
-            if SSL_pending(ssl) == 0 {
-                let remaining = deadline - ContinuousClock.now
-                guard remaining > .zero else { return .timedOut }
-                var descriptor = pollfd(fd: socket, events: waitFor, revents: 0)
-                let milliseconds = Int32(min((remaining / .milliseconds(1)).rounded(.up), Double(Int32.max)))
-                let ready = poll(&descriptor, 1, milliseconds)
-                if ready < 0 && errno == EINTR { continue }
-                if ready == 0 { continue }
-            }
+            if SSL_pending(ssl) == 0 && !wait(for: waitFor, until: deadline) { return .timedOut }
             // Non-blocking for this one read: a readable socket may hold only part of a record,
             // or a TLS 1.3 session ticket and no data, and a blocking read would wait past the
             // deadline.

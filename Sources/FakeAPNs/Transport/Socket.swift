@@ -118,6 +118,14 @@ enum Socket {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// Sets `SO_RCVTIMEO` or `SO_SNDTIMEO`: a blocking receive or send that waits that long
+    /// fails with `EAGAIN`.
+    static func setTimeout(_ fd: Int32, _ option: Int32, _ timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// The local port a socket is bound to.
     static func localPort(of fd: Int32) throws -> Int {
         var storage = sockaddr_storage()

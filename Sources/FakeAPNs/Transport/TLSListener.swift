@@ -32,6 +32,7 @@ final class TLSListener: @unchecked Sendable {
     private let context: TLSContext
     private let connectionIDs: ConnectionCounter
     private let budget: ConnectionBudget
+    let timeouts: ConnectionTimeouts
     private let handler: @Sendable (Connection) -> Void
     private let onHandshakeFailure: @Sendable (String, TLSError) -> Void
     private let onRefusal: @Sendable (String, ConnectionRefusal) -> Void
@@ -58,6 +59,7 @@ final class TLSListener: @unchecked Sendable {
     init(
         name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
         budget: ConnectionBudget,
+        timeouts: ConnectionTimeouts = ConnectionTimeouts(),
         onHandshakeFailure: @escaping @Sendable (String, TLSError) -> Void = { _, _ in },
         onRefusal: @escaping @Sendable (String, ConnectionRefusal) -> Void = { _, _ in },
         onConnection: @escaping @Sendable (ConnectionInfo, _ opened: Bool) -> Void = { _, _ in },
@@ -69,6 +71,7 @@ final class TLSListener: @unchecked Sendable {
         self.context = context
         self.connectionIDs = connectionIDs
         self.budget = budget
+        self.timeouts = timeouts
         self.onHandshakeFailure = onHandshakeFailure
         self.onRefusal = onRefusal
         self.onConnection = onConnection
@@ -312,7 +315,13 @@ final class TLSListener: @unchecked Sendable {
     private func serve(_ stream: TLSStream, id: Int) {
         let peer = Socket.peerAddress(of: stream.socket)
         do {
-            try stream.handshake()
+            if let timeout = timeouts.handshake {
+                try stream.handshake(within: timeout)
+            } else {
+                try stream.handshake()
+            }
+            // Bounds each blocking read (see TLSListener.Connection.read(into:insideFrame:)).
+            Socket.setTimeout(stream.socket, SO_RCVTIMEO, timeouts.receive)
             let info = ConnectionInfo(
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
             onConnection(info, true)

@@ -46,3 +46,47 @@ func runTool(_ tool: String, _ arguments: [String], timeout: Duration = .seconds
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
+
+/// An HTTP/2 connection taken past the preface and the SETTINGS exchange, and then left to
+/// the test: for what the server does with a connection that sends nothing more, or a part of
+/// a frame. The client session records a GOAWAY.
+final class IdleHTTP2Connection {
+    let tls: TLSClient
+    let session: NGHTTP2Session
+    private let recorder = GoAwayRecorder()
+
+    /// GOAWAY's debug data, once the server sent one and ``readToEnd()`` read it.
+    var goAwayDebugData: [UInt8]? { recorder.goAwayDebugData }
+
+    init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(15)) throws {
+        tls = try TLSClient(host: host, port: port, readTimeout: timeout, offerHTTP2: true)
+        session = try NGHTTP2Session(server: false, delegate: recorder)
+        session.submitSettings([])
+        try tls.send(try session.takeOutput())
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = try buffer.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
+        try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        try tls.send(try session.takeOutput())
+    }
+
+    /// Reads and processes what the server sends until it closes the connection.
+    func readToEnd() throws {
+        let bytes = try tls.readToEnd()
+        try bytes.withUnsafeBytes { try session.receive($0) }
+    }
+
+    func close() {
+        tls.close()
+    }
+
+    private final class GoAwayRecorder: HTTP2SessionDelegate {
+        var goAwayDebugData: [UInt8]?
+
+        func streamBegan(_ stream: Int32) {}
+        func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {}
+        func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {}
+        func streamEnded(_ stream: Int32) {}
+        func streamClosed(_ stream: Int32, errorCode: UInt32) {}
+        func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) { goAwayDebugData = debugData }
+    }
+}
