@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/objects.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -107,6 +108,10 @@ void fakeapns_release_unused_stack(void) {
     uintptr_t end = ((uintptr_t)__builtin_frame_address(0) - 256) & ~(page - 1);
     uintptr_t start = ((uintptr_t)low + page - 1) & ~(page - 1);
     if (end > start && end < (uintptr_t)low + size) madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void fakeapns_release_free_memory(void) {
+    malloc_trim(0);
 }
 
 void fakeapns_set_thread_name(const char *name) {

@@ -49,6 +49,9 @@ void fakeapns_release_unused_stack(void);
 /// Names the calling thread (at most 15 bytes), for debuggers and /proc.
 void fakeapns_set_thread_name(const char *name);
 
+/* Gives the heap's free pages back to the system (glibc's malloc_trim). */
+void fakeapns_release_free_memory(void);
+
 /// Makes a server context one for HTTP/2 over TLS (RFC 9113 §9.2): TLS 1.2 or later, and
 /// under TLS 1.2 only ECDHE or DHE with AES-GCM or ChaCha20-Poly1305, so a client that offers
 /// less is refused in the handshake. Selects ALPN "h2": a client that offers h2 gets it; one

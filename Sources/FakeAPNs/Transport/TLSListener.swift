@@ -47,6 +47,8 @@ final class TLSListener: @unchecked Sendable {
     private var threads: [Int: OSThread] = [:]
     private var finished: [Int] = []
     private var stopping = false
+    /// The most connections open at once since memory was last given back.
+    private var peakSinceRelease = 0
     private var drainDeadline: Deadline?
     private var stopDeadline: Deadline?
     private var boundPort = 0
@@ -332,14 +334,30 @@ final class TLSListener: @unchecked Sendable {
             if !isStopping { onHandshakeFailure(peer, error) }
         } catch {
         }
-        lock.withLock {
+        let burstEnded: Bool = lock.withLock {
             streams[id] = nil
             stream.close(notifyPeer: false)
             finished.append(id)
             lock.broadcast()
+            return burstPassed()
         }
         budget.release()
+        if burstEnded { fakeapns_release_free_memory() }
     }
+
+    /// Whether a burst of connections has just ended: at least `burstSize` were open at once
+    /// since the last one, and three quarters of them have gone. Then the memory they held,
+    /// free in the allocator's per-thread arenas, is given back to the system, so a flood
+    /// leaves the process as small as it found it. With the lock held.
+    private func burstPassed() -> Bool {
+        peakSinceRelease = max(peakSinceRelease, streams.count + 1)
+        guard peakSinceRelease >= Self.burstSize, streams.count <= peakSinceRelease / 4 else { return false }
+        peakSinceRelease = streams.count
+        return true
+    }
+
+    /// Connections at once that count as a burst worth giving memory back after.
+    private static let burstSize = 128
 }
 
 /// Numbers connections from 1, across every listener of one server.
