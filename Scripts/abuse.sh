@@ -3,8 +3,10 @@
 # by malice, one after another, while a well-behaved provider keeps sending over both protocols
 # on connections it opened before. Prints one table: each attack, the probe's latency (send to
 # popped through the control API) median and max during it, the daemon's resident memory and
-# threads before, during and after, and the notifications the probe sent against those that
-# arrived. The run fails when a probe notification is lost, when the probe or /healthz went
+# threads before, during and after, the notifications the probe sent against those that
+# arrived, and how many of the probe's `next` requests the control API answered 503 for being
+# past its connection limit (the probe then finds the notification in the history list). The
+# run fails when a probe notification is lost, when the probe or /healthz went
 # unanswered, or when resident memory does not come back under ABUSE_RSS_AFTER_MB.
 #
 #   Scripts/abuse.sh
@@ -101,6 +103,7 @@ class Probe:
         self.sent = 0
         self.arrived = 0
         self.healthz_failures = 0
+        self.beyond_limit = []     # when a `next` was answered 503 for the control API's limit
         self.stopping = False
         self.number = 0
         self.binary = tls_context().wrap_socket(
@@ -149,6 +152,12 @@ class Probe:
                 try:
                     (self.send_binary if protocol == "binary" else self.send_http2)(token)
                     status, _ = api("/api/v1/notifications/next?timeout=10&token=" + token, timeout=15)
+                    if status == 503:
+                        # The control API is past its connection limit: a `next` there is
+                        # answered 503 at once, other requests are served. Look it up instead.
+                        with self.lock:
+                            self.beyond_limit.append(time.monotonic())
+                        status = self.look_up(token)
                 except Exception as error:
                     print("probe: %s send failed: %s" % (protocol, error), file=sys.stderr)
                     status = 0
@@ -162,6 +171,19 @@ class Probe:
                 with self.lock:
                     self.healthz_failures += 1
             time.sleep(0.02)
+
+    def look_up(self, token):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            status, body = api("/api/v1/notifications?token=" + token, timeout=5)
+            if status == 200 and json.loads(body)["notifications"]:
+                return 200
+            time.sleep(0.05)
+        return 0
+
+    def beyond_limit_in(self, begin, end):
+        with self.lock:
+            return sum(1 for moment in self.beyond_limit if begin <= moment <= end)
 
     def window(self, begin, end):
         with self.lock:
@@ -288,7 +310,8 @@ for name, attack in ATTACKS:
     if after[0] > RSS_AFTER_MB:
         failed.append("%s: %.0f MB resident after, over %g MB" % (name, after[0], RSS_AFTER_MB))
     rows.append((name, len(held), statistics.median(latencies) if latencies else float("nan"),
-                 max(latencies) if latencies else float("nan"), before, peak, after, len(samples), len(samples) - lost))
+                 max(latencies) if latencies else float("nan"), before, peak, after, len(samples), len(samples) - lost,
+                 probe.beyond_limit_in(begin, end)))
 
 probe.stopping = True
 probe.thread.join(30)
@@ -300,11 +323,11 @@ if probe.healthz_failures:
     failed.append("/healthz failed %d times" % probe.healthz_failures)
 
 print()
-print("| attack | held | probe median | probe max | RSS before / during / after | threads before / during / after | probe sent / arrived |")
-print("|---|---|---|---|---|---|---|")
-for name, held, median, worst, before, peak, after, sent, arrived in rows:
-    print("| %s | %d | %.1f ms | %.1f ms | %.0f / %.0f / %.0f MB | %d / %d / %d | %d / %d |" % (
-        name, held, median, worst, before[0], peak[0], after[0], before[1], peak[1], after[1], sent, arrived))
+print("| attack | connections opened | probe median | probe max | RSS before / during / after | threads before / during / after | probe sent / arrived | `next` 503 |")
+print("|---|---|---|---|---|---|---|---|")
+for name, held, median, worst, before, peak, after, sent, arrived, beyond in rows:
+    print("| %s | %d | %.1f ms | %.1f ms | %.0f / %.0f / %.0f MB | %d / %d / %d | %d / %d | %d |" % (
+        name, held, median, worst, before[0], peak[0], after[0], before[1], peak[1], after[1], sent, arrived, beyond))
 print()
 print("probe in all: %d sent, %d arrived; /healthz failures: %d; daemon exit status %s" % (
     probe.sent, probe.arrived, probe.healthz_failures, code))
