@@ -103,6 +103,13 @@ final class ConnectionLimitTests: XCTestCase {
         let (server, refusals) = try started { $0.reservedDescriptors = 0 }
         defer { server.stop() }
         let port = server.gatewayPort
+        // One whole connection first, so whatever the process opens once, lazily (OpenSSL's
+        // random sources, the runtime's own), is open before descriptors run out.
+        let warmUp = try server.connectClient()
+        try warmUp.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 1)
+        warmUp.close()
+        XCTAssertTrue(eventually { server.openConnectionCount == 0 })
         // The clients' sockets are made first, so only the server's accepts need descriptors.
         let sockets = (0..<30).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         defer { sockets.forEach { close($0) } }
@@ -132,7 +139,8 @@ final class ConnectionLimitTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(
             ended, 25,
-            "5 descriptors were free, so at least 25 connections were closed; \(server.openConnectionCount) are open")
+            "5 descriptors were free, so at least 25 connections were closed; \(server.openConnectionCount) are open; "
+                + "descriptors: \(Self.openDescriptorTargets())")
         for (_, reason) in refusals.withLock({ $0 }) {
             XCTAssertEqual(reason.cause, "no-descriptor", "\(reason)")
             XCTAssertEqual(reason, .noDescriptor(String(cString: strerror(EMFILE))))
@@ -144,6 +152,14 @@ final class ConnectionLimitTests: XCTestCase {
 
 
     /// The descriptor limit under which exactly `free` descriptor numbers are not in use.
+    /// What each open descriptor of this process is, for a failure message.
+    private static func openDescriptorTargets() -> String {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap(Int.init).sorted().map { number in
+            "\(number)=\((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(number)")) ?? "?")"
+        }.joined(separator: " ")
+    }
+
     private static func limitLeaving(free: Int) -> Int {
         var limit = 0
         var unused = 0
