@@ -33,6 +33,9 @@ enum DevicesFile {
             var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let token: DeviceToken
             switch parseToken(fields.removeFirst()) {
+            case .success(let parsed) where parsed.count > DeviceToken.maximumByteCount:
+                throw Problem(
+                    description: "--devices \(path) line \(index + 1): a token of \(parsed.count) bytes; APNs takes 1 to \(DeviceToken.maximumByteCount)")
             case .success(let parsed): token = parsed
             case .failure(let error): throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
             }

@@ -159,6 +159,16 @@ final class DaemonTests: XCTestCase {
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
 
+    func testDevicesFileRefusesATokenLongerThanAPNsTakes() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
+        try "\(String(repeating: "ab", count: 100)) com.example.app\n\(String(repeating: "ab", count: 101))\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
+        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
+        XCTAssertTrue(daemon.standardError.contains("line 2: a token of 101 bytes; APNs takes 1 to 100"), daemon.standardError)
+    }
+
     func testServesHTTP2WithTokenAuthenticationFromAJWTKeyFile() throws {
         let p8 = repositoryRoot.appendingPathComponent("TestCerts/AuthKey_ABC123DEFG.p8").path
         let (daemon, _) = try startedDaemon(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(p8)"])
