@@ -58,14 +58,7 @@ final class ControlAPICapacityTests: XCTestCase {
     private func response(on socket: Int32, timeout: Int = 10) throws -> HTTPTestClient.Response {
         var value = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received += buffer[0..<count]
-        }
-        return try HTTPTestClient.parse(received)
+        return try HTTPTestClient.parse(HTTPTestClient.readToEnd(socket))
     }
 
     /// Room for `count` more descriptors in this process, or a skip.

@@ -85,6 +85,11 @@ struct HTTPTestClient: Sendable {
             if sent <= 0 { break }
             offset += sent
         }
+        return Self.readToEnd(socket)
+    }
+
+    /// What `socket` receives until the server closes it (or its receive timeout passes).
+    static func readToEnd(_ socket: Int32) -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {

@@ -131,6 +131,8 @@ final class ServerLifecycleTests: XCTestCase {
             try client.send(frames)
         }
         for _ in 0..<20 { try sendSome() }
+        // Those 4,000 are in the server's socket before the stop, so they were received.
+        XCTAssertTrue(eventually { unsentBytes(client.stream.socket) == 0 })
         let stopped = Mailbox<Duration>(noun: "stop")
         Thread {
             let clock = ContinuousClock()

@@ -56,23 +56,22 @@ final class TLSStream: @unchecked Sendable {
     /// it a byte at a time.
     func handshake(within timeout: Duration) throws {
         let deadline = ContinuousClock.now + timeout
-        let flags = fcntl(socket, F_GETFL)
-        _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
-        defer { _ = fcntl(socket, F_SETFL, flags) }
-        while true {
-            TLSError.clearErrorQueue()
-            let result = SSL_do_handshake(ssl)
-            if result == 1 { return }
-            let events: Int32
-            switch SSL_get_error(ssl, result) {
-            case SSL_ERROR_WANT_READ: events = POLLIN
-            case SSL_ERROR_WANT_WRITE: events = POLLOUT
-            default: throw handshakeError(result)
-            }
-            guard wait(for: Int16(events), until: deadline) else {
-                throw TLSError(
-                    operation: "handshake",
-                    details: "the client did not finish the handshake within \(timeout.secondsText) s")
+        try Socket.withNonBlocking(socket) {
+            while true {
+                TLSError.clearErrorQueue()
+                let result = SSL_do_handshake(ssl)
+                if result == 1 { return }
+                let events: Int32
+                switch SSL_get_error(ssl, result) {
+                case SSL_ERROR_WANT_READ: events = POLLIN
+                case SSL_ERROR_WANT_WRITE: events = POLLOUT
+                default: throw handshakeError(result)
+                }
+                guard wait(for: Int16(events), until: deadline) else {
+                    throw TLSError(
+                        operation: "handshake",
+                        details: "the client did not finish the handshake within \(timeout.secondsText) s")
+                }
             }
         }
     }
@@ -323,12 +322,11 @@ final class TLSStream: @unchecked Sendable {
             // or a TLS 1.3 session ticket and no data, and a blocking read would wait past the
             // deadline.
             TLSError.clearErrorQueue()
-            let flags = fcntl(socket, F_GETFL)
-            _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
-            let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
-            let code = errno
-            let error = SSL_get_error(ssl, result)
-            _ = fcntl(socket, F_SETFL, flags)
+            let (result, code, error) = Socket.withNonBlocking(socket) {
+                let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+                let code = errno
+                return (result, code, SSL_get_error(ssl, result))
+            }
             if result > 0 { return .bytes(Int(result)) }
             switch error {
             case SSL_ERROR_WANT_READ:

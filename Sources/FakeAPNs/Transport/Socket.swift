@@ -112,6 +112,14 @@ enum Socket {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
+    /// Runs `body` with `fd` non-blocking, then puts its flags back.
+    static func withNonBlocking<T>(_ fd: Int32, _ body: () throws -> T) rethrows -> T {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        return try body()
+    }
+
     /// Turns off Nagle's algorithm: small error responses and answers leave at once.
     static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1
