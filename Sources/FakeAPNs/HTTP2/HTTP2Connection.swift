@@ -111,13 +111,10 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             case .bytes:
                 break
             case .end:
-                if connection.listener.isStopping { sayGoodbye() }
+                if connection.listener.isStopping { sayGoodbye(.shutdown) }
                 return
             case .timedOut:
-                if framing.isBetweenFrames {
-                    goAway(errorCode: 0, debugData: Self.errorBody(.idleTimeout))
-                    _ = flush()
-                }
+                if framing.isBetweenFrames { sayGoodbye(.idleTimeout) }
                 return
             }
             var protocolError = false
@@ -131,15 +128,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             }
             buffer.consume(buffer.count)
             guard flush(), !protocolError, !closing, session.isAlive else { return }
-            if !connection.listener.mayKeepReading { return sayGoodbye() }
+            if !connection.listener.mayKeepReading { return sayGoodbye(.shutdown) }
         }
     }
 
-    /// How a connection ends when the server stops: its listener ends the reads (at once, or
-    /// after a while for a client that keeps sending) and gives it a moment. What arrived was
-    /// answered; GOAWAY names the last stream of it.
-    private func sayGoodbye() {
-        goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
+    /// How a connection ends when the server stops (`.shutdown`: its listener ends the reads,
+    /// at once or after a while for a client that keeps sending, and gives it a moment) or it
+    /// rested past the idle timeout (`.idleTimeout`). What arrived was answered; GOAWAY
+    /// `NO_ERROR` names the last stream of it, with the reason as debug data.
+    private func sayGoodbye(_ reason: APNsReason) {
+        goAway(errorCode: 0, debugData: Self.errorBody(reason))
         _ = flush()
     }
 
