@@ -56,7 +56,7 @@ final class HistoryAndEventsTests: XCTestCase {
     }
 
     func testEventsTellConnectionsAcceptancesRefusalsAndFeedbackReads() throws {
-        let events = Guarded<[String]>([])
+        let events = Locked<[String]>([])
         let server = try FakeAPNsServer.started(configuration: .init(onEvent: { event in
             let name = switch event {
             case .connectionOpened(_, let listener): "opened \(listener)"
@@ -74,7 +74,7 @@ final class HistoryAndEventsTests: XCTestCase {
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
             + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: []))
         _ = try client.readToEnd()
-        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort), [])
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!), [])
         let raw = try RawConnection(port: server.gatewayPort)
         raw.send(Array("GET / HTTP/1.1\r\n\r\n".utf8))
         XCTAssertTrue(raw.waitForClose(timeout: .seconds(5)))

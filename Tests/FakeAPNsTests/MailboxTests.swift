@@ -43,11 +43,11 @@ final class MailboxTests: XCTestCase {
     func testTimeoutSaysWhatWasAwaitedAndWhatArrived() {
         let box = mailbox()
         box.append(contentsOf: [1, 3])
-        XCTAssertThrowsError(try box.pop(timeout: .milliseconds(20), matching: "an even number") { $0 % 2 == 0 }) { error in
+        XCTAssertThrowsError(try box.pop(timeout: .milliseconds(20), awaiting: "an even number") { $0 % 2 == 0 }) { error in
             let timeout = error as? MailboxTimeout
             XCTAssertEqual(timeout?.queuedCount, 2)
             let text = "\(error)"
-            XCTAssertTrue(text.contains("waiting for a number matching an even number"), text)
+            XCTAssertTrue(text.contains("waiting for an even number; "), text)
             XCTAssertTrue(text.contains("the queue holds 2: 1; 3"), text)
             XCTAssertTrue(text.contains("2 numbers arrived in all"), text)
         }
@@ -62,7 +62,7 @@ final class MailboxTests: XCTestCase {
 
     func testAsyncPopResumesWhenAnItemArrives() async throws {
         let box = mailbox()
-        async let popped = box.pop(timeout: .seconds(5))
+        async let popped = box.next(timeout: .seconds(5))
         XCTAssertTrue(eventually { box.waitingCount == 1 })
         box.append(9)
         let value = try await popped
@@ -72,7 +72,7 @@ final class MailboxTests: XCTestCase {
     func testAsyncPopTimesOutWithTheSameMessage() async {
         let box = mailbox()
         do {
-            _ = try await box.pop(count: 2, timeout: .milliseconds(20))
+            _ = try await box.next(count: 2, timeout: .milliseconds(20))
             XCTFail("expected a timeout")
         } catch {
             XCTAssertTrue("\(error)".contains("waiting for 2 numbers"), "\(error)")
@@ -83,7 +83,7 @@ final class MailboxTests: XCTestCase {
         let box = mailbox()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<10 {
-                group.addTask { try await box.pop(timeout: .seconds(5)) }
+                group.addTask { try await box.next(timeout: .seconds(5)) }
             }
             XCTAssertTrue(eventually { box.waitingCount == 10 })
             box.append(contentsOf: Array(1...10))
@@ -96,7 +96,7 @@ final class MailboxTests: XCTestCase {
 
     func testCancellingAnAsyncPopEndsItWithCancellationError() async {
         let box = mailbox()
-        let task = Task { try await box.pop(timeout: .seconds(30)) }
+        let task = Task { try await box.next(timeout: .seconds(30)) }
         XCTAssertTrue(eventually { box.waitingCount == 1 })
         task.cancel()
         do {

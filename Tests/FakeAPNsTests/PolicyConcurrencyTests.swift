@@ -107,7 +107,7 @@ final class PolicyConcurrencyTests: XCTestCase {
             changes.join()
         }
 
-        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port)
+        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
         defer { http2.close() }
         for round in 1...150 {
             // Binary: the refused notification ends the connection, so one round, one connection.
