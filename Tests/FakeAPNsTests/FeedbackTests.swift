@@ -64,8 +64,8 @@ final class FeedbackTests: XCTestCase {
     }
 
     func testServerWithoutFeedbackServiceHasNoFeedbackPort() throws {
-        let plain = try FakeAPNsServer.started(configuration: .init(feedbackPort: nil))
-        defer { plain.stop() }
-        XCTAssertNil(plain.feedbackPort)
+        try withFakeAPNs(configuration: .init(feedbackPort: nil)) { plain in
+            XCTAssertNil(plain.feedbackPort)
+        }
     }
 }
