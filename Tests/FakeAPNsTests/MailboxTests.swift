@@ -136,4 +136,98 @@ final class MailboxTests: XCTestCase {
         let all = try box.pop(count: producers * each, timeout: .seconds(5))
         XCTAssertEqual(Set(all).count, producers * each)
     }
+
+    func testEveryBlockingPopWorksFromSynchronousCode() throws {
+        let box = mailbox()
+        box.append(contentsOf: [1, 2, 3, 4, 5])
+        XCTAssertEqual(try box.pop(), 1)
+        XCTAssertEqual(try box.pop(count: 2), [2, 3])
+        XCTAssertEqual(try box.pop(awaiting: "an even number") { $0 % 2 == 0 }, 4)
+        XCTAssertEqual(try box.popAll(), [5])
+    }
+
+    func testNextAllTakesEverythingQueuedAndWaitsForTheNextBatch() async throws {
+        let box = mailbox()
+        box.append(contentsOf: [1, 2])
+        let first = try await box.nextAll(timeout: .zero)
+        XCTAssertEqual(first, [1, 2])
+        async let second = box.nextAll(timeout: .seconds(5))
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        box.append(contentsOf: [3, 4, 5])
+        let batch = try await second
+        XCTAssertEqual(batch, [3, 4, 5])
+        do {
+            _ = try await box.nextAll(timeout: .milliseconds(10))
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for any number; the queue is empty"), "\(error)")
+        }
+    }
+
+    func testNextWhereTimesOutSayingWhatWasAwaited() async {
+        let box = mailbox()
+        box.append(contentsOf: [1, 3])
+        do {
+            _ = try await box.next(timeout: .milliseconds(20), awaiting: "an even number") { $0 % 2 == 0 }
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for an even number; the queue holds 2: 1; 3"), "\(error)")
+        }
+        do {
+            _ = try await box.next(timeout: .milliseconds(10)) { $0 > 5 }
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for a number matching the predicate"), "\(error)")
+        }
+    }
+
+    func testACancelledBlockingWaitEndsPromptlyAndTakesNothing() throws {
+        let box = mailbox()
+        let cancellation = WaitCancellation()
+        let outcome = Locked<(any Error)?>(nil)
+        let waiter = try OSThread(name: "cancelled-pop") {
+            do {
+                _ = try box.pop(timeout: .seconds(60), cancellation: cancellation)
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        let cancelledAt = ContinuousClock.now
+        cancellation.cancel()
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { outcome.withLock { $0 != nil } })
+        waiter.join()
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(10), "woken, not timed out")
+        XCTAssertTrue(outcome.withLock { $0 } is CancellationError)
+        box.append(1)
+        XCTAssertEqual(box.count, 1, "a cancelled waiter takes nothing")
+        XCTAssertThrowsError(try box.pop(timeout: .seconds(60), cancellation: cancellation), "cancelled before it waits") {
+            XCTAssertTrue($0 is CancellationError)
+        }
+        XCTAssertEqual(box.count, 1)
+    }
+
+    func testNoTimerOutlivesAnAsyncPop() async throws {
+        let box = mailbox()
+        async let answered = box.next(timeout: .seconds(60))
+        XCTAssertTrue(eventually { box.liveTimerCount == 1 })
+        box.append(1)
+        let value = try await answered
+        XCTAssertEqual(value, 1)
+        XCTAssertEqual(box.liveTimerCount, 0, "answered: its timer is cancelled")
+
+        let cancelled = Task { try await box.next(timeout: .seconds(60)) }
+        XCTAssertTrue(eventually { box.liveTimerCount == 1 })
+        cancelled.cancel()
+        _ = try? await cancelled.value
+        XCTAssertEqual(box.liveTimerCount, 0, "cancelled: its timer is cancelled")
+
+        _ = try? await box.next(timeout: .milliseconds(10))
+        XCTAssertEqual(box.liveTimerCount, 0, "timed out: its timer is gone")
+
+        box.append(2)
+        let immediate = try await box.next(timeout: .seconds(60))
+        XCTAssertEqual(immediate, 2)
+        XCTAssertEqual(box.liveTimerCount, 0, "answered at once: no timer at all")
+    }
 }
