@@ -209,34 +209,3 @@ public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConver
 
     public var description: String { String(rawValue) }
 }
-
-/// The connection a notification came over. One instance is shared by every notification of
-/// a connection.
-public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
-    /// A number unique among the connections of one server, from 1.
-    public let id: Int
-    /// The client's address, "127.0.0.1:53122" or "[::1]:53122".
-    public let peer: String
-    /// The verified client certificate, when the client sent one.
-    public let clientCertificate: ClientCertificateInfo?
-    /// The TLS version negotiated, e.g. "TLSv1.3".
-    public let tlsVersion: String
-
-    /// A connection record.
-    public init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
-        self.id = id
-        self.peer = peer
-        self.clientCertificate = clientCertificate
-        self.tlsVersion = tlsVersion
-    }
-
-    public var description: String { "connection \(id) from \(peer)" }
-
-    public static func == (lhs: ConnectionInfo, rhs: ConnectionInfo) -> Bool {
-        lhs.id == rhs.id && lhs.peer == rhs.peer
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-    }
-}
