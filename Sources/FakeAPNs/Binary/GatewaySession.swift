@@ -128,11 +128,13 @@ struct GatewaySession {
     /// refusal; returns how the connection ends when it must.
     private func judge(_ notification: PushNotification, batch: inout [PushNotification]) -> Ending? {
         let topic = connection.info.clientCertificate?.topic
-        let verdict = context.policy.judge(token: notification.deviceToken, topic: topic) { duration in
+        var verdict = context.policy.judge(token: notification.deviceToken, topic: topic)
+        if case .delay(let duration) = verdict {
             // Whatever arrived before the delay is delivered before it.
             context.notifications.append(contentsOf: batch)
             batch.removeAll()
-            return connection.listener.pause(duration)
+            verdict = connection.listener.pause(duration)
+                ? context.policy.judge(token: notification.deviceToken, topic: topic, afterDelay: true) : .stopped
         }
         let refusal: (BinaryStatus, String, Rejection.Cause)
         switch verdict {
@@ -157,7 +159,7 @@ struct GatewaySession {
             refusal = (BinaryStatus(apnsReason: reason), "fault rule: \(rule)", .fault)
         case .fault(let rule, _):
             return closeSilently(notification, detail: "fault rule: \(rule)", batch: &batch)
-        case .stopped:
+        case .stopped, .delay:
             refusal = (.shutdown, "the server stopped during a fault delay", .fault)
         }
         context.notifications.append(contentsOf: batch)

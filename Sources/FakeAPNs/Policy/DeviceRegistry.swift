@@ -47,18 +47,25 @@ public final class DeviceRegistry: @unchecked Sendable {
 
     /// The policy's lock, shared with the fault rules.
     private let lock: ConditionLock
+    /// Where the registry says, in the same step as each change, whether it can refuse anything.
+    private let activity: PolicyActivity
     private var entries: [DeviceToken: Device] = [:]
     private var order: [DeviceToken] = []
     private var strict: Bool
     private let feedback: FeedbackService
-    /// Called with the lock held after every change.
-    private let changed: @Sendable () -> Void
 
-    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
+    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, activity: PolicyActivity) {
         self.strict = strict
         self.feedback = feedback
         self.lock = lock
-        self.changed = changed
+        self.activity = activity
+        lock.withLock { changed() }
+    }
+
+    /// With the lock held, after every change: strict, or holding devices, the registry can
+    /// refuse.
+    private func changed() {
+        activity.setLocked(PolicyActivity.devices, strict || !entries.isEmpty)
     }
 
     /// Strict mode: refuse tokens the registry does not hold.
@@ -106,18 +113,15 @@ public final class DeviceRegistry: @unchecked Sendable {
 
     /// Forgets every device (strict mode stays as it is).
     public func removeAll() {
-        lock.withLock {
-            resetLocked(strict: strict)
-            changed()
-        }
+        lock.withLock { resetLocked(strict: strict) }
     }
 
-    /// Forgets every device and sets strict mode; the caller holds the lock and refreshes the
-    /// policy.
+    /// Forgets every device and sets strict mode; the caller holds the lock.
     func resetLocked(strict: Bool) {
         entries.removeAll()
         order.removeAll()
         self.strict = strict
+        changed()
     }
 
     /// The device registered with `token`.
@@ -128,12 +132,6 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// Every registered device, in order of first registration.
     public var devices: [Device] {
         lock.withLock { order.compactMap { entries[$0] } }
-    }
-
-    /// Whether the registry can refuse anything: strict, or holding devices; the caller holds
-    /// the lock.
-    var isActiveLocked: Bool {
-        strict || !entries.isEmpty
     }
 
     /// What the registry says of a notification; the caller holds the lock.

@@ -130,14 +130,19 @@ public final class FaultRules: @unchecked Sendable {
 
     /// The policy's lock, shared with the device registry.
     private let lock: ConditionLock
+    /// Where the rules say, in the same step as each change, whether any can still act.
+    private let activity: PolicyActivity
     private var entries: [Entry] = []
     private var lastID = 0
-    /// Called with the lock held after every change.
-    private let changed: @Sendable () -> Void
 
-    init(lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
+    init(lock: ConditionLock, activity: PolicyActivity) {
         self.lock = lock
-        self.changed = changed
+        self.activity = activity
+    }
+
+    /// With the lock held, after every change.
+    private func changed() {
+        activity.setLocked(PolicyActivity.faults, entries.contains { $0.remaining != 0 })
     }
 
     /// Adds a rule; returns its id.
@@ -164,25 +169,18 @@ public final class FaultRules: @unchecked Sendable {
 
     /// Removes every rule.
     public func removeAll() {
-        lock.withLock {
-            removeAllLocked()
-            changed()
-        }
+        lock.withLock { removeAllLocked() }
     }
 
-    /// Removes every rule; the caller holds the lock and refreshes the policy.
+    /// Removes every rule; the caller holds the lock.
     func removeAllLocked() {
         entries.removeAll()
+        changed()
     }
 
     /// The rules, in order, with what is left of each (used-up rules included until removed).
     public var rules: [Entry] {
         lock.withLock { entries }
-    }
-
-    /// Whether any rule can still act; the caller holds the lock.
-    var isActiveLocked: Bool {
-        entries.contains { $0.remaining != 0 }
     }
 
     /// The action of the first rule that hits this notification, counting it as used; the
