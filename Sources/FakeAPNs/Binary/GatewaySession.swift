@@ -183,7 +183,7 @@ struct GatewaySession {
         response: BinaryErrorResponse?, closed: Bool
     ) {
         context.rejections.append(Rejection(
-            status: status, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
+            answer: status.map { .status($0) }, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
             connectionClosed: closed, identifier: response?.identifier ?? notification.identifier,
             deviceToken: notification.deviceToken, payload: notification.payload, format: notification.format,
             connection: connection.info, receivedAt: notification.receivedAt))
@@ -193,7 +193,7 @@ struct GatewaySession {
     private func refuse(_ failure: BinaryDecoder.Failure) -> Ending {
         let response = failure.sendsResponse ? BinaryErrorResponse(status: failure.status, identifier: failure.identifier) : nil
         context.rejections.append(Rejection(
-            status: failure.status, detail: failure.reason, cause: .malformed, responseSent: response != nil,
+            answer: .status(failure.status), detail: failure.reason, cause: .malformed, responseSent: response != nil,
             connectionClosed: true, identifier: failure.identifier, deviceToken: failure.token.map { DeviceToken(bytes: $0) },
             payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info))
         return Ending(response: response)

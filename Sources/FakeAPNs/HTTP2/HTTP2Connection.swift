@@ -413,7 +413,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         processed(stream)
         refusalStreams.append(stream)
         refusals.append(Rejection(
-            apnsReason: reason, reason: label, detail: detail, cause: cause, responseSent: responseSent,
+            answer: reason.map { .reason($0) }, reason: label, detail: detail, cause: cause, responseSent: responseSent,
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, unregisteredAt: unregisteredAt,

@@ -14,7 +14,7 @@ public struct ClientCertificateInfo: Sendable, Hashable, CustomStringConvertible
     public let environments: Set<APNsEnvironment>
 
     /// A certificate description.
-    public init(subject: String, topic: String?, topics: [String]? = nil, environments: Set<APNsEnvironment> = []) {
+    package init(subject: String, topic: String?, topics: [String]? = nil, environments: Set<APNsEnvironment> = []) {
         self.subject = subject
         self.topic = topic
         self.topics = topics ?? topic.map { [$0] } ?? []

@@ -11,7 +11,7 @@ public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
     public let tlsVersion: String
 
     /// A connection record.
-    public init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
+    package init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
         self.id = id
         self.peer = peer
         self.clientCertificate = clientCertificate

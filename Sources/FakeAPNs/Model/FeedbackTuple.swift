@@ -4,18 +4,18 @@ import Foundation
 /// app, and since when.
 public struct FeedbackTuple: Sendable, Hashable, CustomStringConvertible {
     /// When APNs decided the app was gone, in UNIX seconds (4 bytes on the wire).
-    public var timestamp: UInt32
+    public let timestamp: UInt32
     /// The device token.
-    public var deviceToken: DeviceToken
+    public let deviceToken: DeviceToken
 
     /// A tuple with a timestamp in UNIX seconds.
-    public init(timestamp: UInt32, deviceToken: DeviceToken) {
+    package init(timestamp: UInt32, deviceToken: DeviceToken) {
         self.timestamp = timestamp
         self.deviceToken = deviceToken
     }
 
     /// A tuple at `date` (whole seconds, clamped to the 32-bit field).
-    public init(date: Date, deviceToken: DeviceToken) {
+    package init(date: Date, deviceToken: DeviceToken) {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         self.init(timestamp: UInt32(clamping: Int64(max(0, min(seconds, Double(UInt32.max))))), deviceToken: deviceToken)
     }

@@ -13,13 +13,13 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// A registered device.
     public struct Device: Sendable, Hashable, CustomStringConvertible {
         /// The device token.
-        public var token: DeviceToken
+        public internal(set) var token: DeviceToken
         /// The app (bundle ID) the token belongs to; nil: any.
-        public var topic: String?
+        public internal(set) var topic: String?
         /// The environment that issued the token; nil: either.
-        public var environment: APNsEnvironment?
+        public internal(set) var environment: APNsEnvironment?
         /// When the app was uninstalled from the device; nil while it is installed.
-        public var unregisteredAt: Date?
+        public internal(set) var unregisteredAt: Date?
 
         public var description: String {
             var text = token.hex
