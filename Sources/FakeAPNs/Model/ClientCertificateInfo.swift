@@ -11,10 +11,10 @@ public struct ClientCertificateInfo: Sendable, Hashable, CustomStringConvertible
     public let topics: [String]
     /// The environments the certificate is marked for (Apple's extensions
     /// 1.2.840.113635.100.6.3.1 sandbox, …6.3.2 production); empty when it carries neither.
-    public let environments: Set<APNsEnvironment>
+    public let environments: Set<PushEnvironment>
 
     /// A certificate description.
-    package init(subject: String, topic: String?, topics: [String]? = nil, environments: Set<APNsEnvironment> = []) {
+    package init(subject: String, topic: String?, topics: [String]? = nil, environments: Set<PushEnvironment> = []) {
         self.subject = subject
         self.topic = topic
         self.topics = topics ?? topic.map { [$0] } ?? []

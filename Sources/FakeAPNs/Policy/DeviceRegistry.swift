@@ -17,7 +17,7 @@ public final class DeviceRegistry: @unchecked Sendable {
         /// The app (bundle ID) the token belongs to; nil: any.
         public internal(set) var topic: String?
         /// The environment that issued the token; nil: either.
-        public internal(set) var environment: APNsEnvironment?
+        public internal(set) var environment: PushEnvironment?
         /// When the app was uninstalled from the device; nil while it is installed.
         public internal(set) var unregisteredAt: Date?
 
@@ -80,7 +80,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     }
 
     /// Registers (or re-registers, clearing an unregistration) a device.
-    public func register(_ token: DeviceToken, topic: String? = nil, environment: APNsEnvironment? = nil) {
+    public func register(_ token: DeviceToken, topic: String? = nil, environment: PushEnvironment? = nil) {
         lock.withLock {
             if entries[token] == nil { order.append(token) }
             entries[token] = Device(token: token, topic: topic, environment: environment, unregisteredAt: nil)
@@ -135,7 +135,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     }
 
     /// What the registry says of a notification; the caller holds the lock.
-    func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
+    func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: PushEnvironment) -> Verdict {
         guard let device = entries[token] else {
             return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
         }

@@ -12,7 +12,7 @@ import Synchronization
 final class Policy: Sendable {
     let faults: FaultRules
     let devices: DeviceRegistry
-    let environment: APNsEnvironment
+    let environment: PushEnvironment
     private let lock = ConditionLock()
     private let activity = PolicyActivity()
 
@@ -30,7 +30,7 @@ final class Policy: Sendable {
         case stopped
     }
 
-    init(strict: Bool, environment: APNsEnvironment, feedback: FeedbackService) {
+    init(strict: Bool, environment: PushEnvironment, feedback: FeedbackService) {
         faults = FaultRules(lock: lock, activity: activity)
         devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity)
         self.environment = environment
