@@ -26,5 +26,6 @@ public struct BinaryErrorResponse: Hashable, Sendable, CustomStringConvertible {
          UInt8(identifier >> 8 & 0xFF), UInt8(identifier & 0xFF)]
     }
 
+    /// The status and the identifier.
     public var description: String { "error response: status \(status), identifier \(identifier)" }
 }

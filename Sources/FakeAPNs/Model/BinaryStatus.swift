@@ -1,6 +1,8 @@
 /// A status of the binary gateway's error response (command 8), with Apple's names.
 public struct BinaryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The status byte of the error response.
     public let rawValue: UInt8
+    /// The status with this byte, documented or not.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// 0: no errors encountered.
@@ -47,5 +49,6 @@ public struct BinaryStatus: RawRepresentable, Hashable, Sendable, CustomStringCo
         }
     }
 
+    /// The byte and Apple's name, "8 (Invalid token)".
     public var description: String { "\(rawValue) (\(name))" }
 }

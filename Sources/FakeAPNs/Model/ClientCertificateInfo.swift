@@ -21,5 +21,6 @@ public struct ClientCertificateInfo: Sendable, Hashable, CustomStringConvertible
         self.environments = environments
     }
 
+    /// The subject.
     public var description: String { subject }
 }

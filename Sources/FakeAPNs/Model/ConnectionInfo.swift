@@ -18,12 +18,15 @@ public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
         self.tlsVersion = tlsVersion
     }
 
+    /// "connection 3 from 127.0.0.1:53122".
     public var description: String { "connection \(id) from \(peer)" }
 
+    /// The same connection: the same id and peer.
     public static func == (lhs: ConnectionInfo, rhs: ConnectionInfo) -> Bool {
         lhs.id == rhs.id && lhs.peer == rhs.peer
     }
 
+    /// Hashes the id, which tells connections of one server apart.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
     }

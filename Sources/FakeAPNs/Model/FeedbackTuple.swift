@@ -48,5 +48,6 @@ public struct FeedbackTuple: Sendable, Hashable, CustomStringConvertible {
         return (tuples, Array(bytes[offset...]))
     }
 
+    /// The token and the timestamp.
     public var description: String { "\(deviceToken.hex) at \(timestamp)" }
 }

@@ -5,6 +5,7 @@ public enum PushEnvironment: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The production environment (`gateway.push.apple.com`).
     case production
 
+    /// The environment's name, "sandbox" or "production".
     public var description: String { rawValue }
 }
 

@@ -167,6 +167,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             sequenceNumber: sequenceNumber, http2: http2)
     }
 
+    /// A one-line summary: sequence, format, token, identifier or apns-id, topic and the start of the payload.
     public var description: String {
         var text = "#\(sequenceNumber) \(format) token \(deviceToken.hex)"
         if let apnsID {
@@ -191,13 +192,16 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// An HTTP/2 provider API request.
         case http2
 
+        /// The format's name, as the daemon's JSON writes it.
         public var description: String { rawValue }
     }
 }
 
 /// A notification's delivery priority, as APNs defines it.
 public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The `apns-priority` value (the binary priority item).
     public let rawValue: Int
+    /// The priority with this value, documented or not.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// 10: send at once (the default).
@@ -207,5 +211,6 @@ public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// 1: favour power; never wake the device.
     public static let prioritizingPowerEfficiency = Priority(rawValue: 1)
 
+    /// The value as a number.
     public var description: String { String(rawValue) }
 }

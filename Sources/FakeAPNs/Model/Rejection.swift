@@ -19,6 +19,7 @@ public struct Rejection: Sendable, CustomStringConvertible {
         /// A fault rule the test added.
         case fault
 
+        /// The cause's name, as the daemon's JSON writes it.
         public var description: String { rawValue }
     }
 
@@ -30,6 +31,7 @@ public struct Rejection: Sendable, CustomStringConvertible {
         /// HTTP/2: the reason answered, with its HTTP status (`.badDeviceToken`: 400).
         case reason(APNsReason)
 
+        /// The protocol's term: "status 8 (Invalid token)" or "HTTP 400 BadDeviceToken".
         public var description: String {
             switch self {
             case .status(let status): "status \(status)"
@@ -113,6 +115,7 @@ public struct Rejection: Sendable, CustomStringConvertible {
         self.sequenceNumber = sequenceNumber
     }
 
+    /// A one-line summary: sequence, reason, cause, answer, identifier or apns-id, token and detail.
     public var description: String {
         var text = "#\(sequenceNumber) \(reason) (\(cause)"
         switch answer {

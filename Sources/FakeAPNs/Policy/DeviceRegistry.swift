@@ -21,6 +21,7 @@ public final class DeviceRegistry: @unchecked Sendable {
         /// When the app was uninstalled from the device; nil while it is installed.
         public internal(set) var unregisteredAt: Date?
 
+        /// The token, then the topic, environment and unregistration date when set.
         public var description: String {
             var text = token.hex
             if let topic { text += " topic \(topic)" }

@@ -20,6 +20,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         /// Every notification.
         case every
 
+        /// What the rule matches.
         public var description: String {
             switch self {
             case .token(let token): "token \(token.hex)"
@@ -54,6 +55,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         /// rule says otherwise); the connection reads nothing meanwhile.
         case delay(Duration)
 
+        /// What the action does.
         public var description: String {
             switch self {
             case .reject(let status): "reject with status \(status)"
@@ -83,6 +85,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
             }
         }
 
+        /// How many times.
         public var description: String {
             switch self {
             case .once: "once"
@@ -106,6 +109,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         self.times = times
     }
 
+    /// The action, the match and the times, as fault details in rejections read.
     public var description: String { "\(action) for \(match), \(times)" }
 }
 
@@ -125,6 +129,7 @@ public final class FaultRules: @unchecked Sendable {
         /// Notifications seen since it was added (for `.nth`).
         var seen: Int
 
+        /// The id, the rule and its hits.
         public var description: String { "rule \(id): \(rule) (\(hits) hits)" }
     }
 
