@@ -80,7 +80,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds(since: started), 0.5)
         XCTAssertEqual(BinaryErrorResponse(bytes: answer), BinaryErrorResponse(status: .unknown, identifier: 31))
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.status, .unknown)
+        XCTAssertEqual(rejection.answer, .status(.unknown))
         XCTAssertEqual(rejection.identifier, 31)
         XCTAssertTrue(rejection.connectionClosed)
         XCTAssertTrue(rejection.detail.contains("no byte came for 0.5 s"), rejection.detail)

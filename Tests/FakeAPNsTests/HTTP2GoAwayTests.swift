@@ -74,7 +74,7 @@ final class HTTP2GoAwayTests: XCTestCase {
         server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
         XCTAssertEqual(try server.connectHTTP2().send(.push()).status, 503)
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.apnsReason, .shutdown)
+        XCTAssertEqual(rejection.answer, .reason(.shutdown))
         XCTAssertTrue(rejection.responseSent)
         XCTAssertTrue(rejection.connectionClosed)
         XCTAssertEqual(rejection.deviceToken, Fixtures.token)

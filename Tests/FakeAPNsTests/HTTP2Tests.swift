@@ -130,8 +130,8 @@ final class HTTP2Tests: XCTestCase {
         }
         XCTAssertEqual(server.notifications.count, 0)
         let rejections = try server.rejections.pop(count: cases.count, timeout: .seconds(5))
-        XCTAssertEqual(Set(rejections.compactMap(\.apnsReason?.rawValue)), Set(cases.map(\.2)))
-        XCTAssertTrue(rejections.allSatisfy { $0.format == .http2 && $0.status == nil })
+        XCTAssertTrue(rejections.allSatisfy { if case .reason = $0.answer { $0.format == .http2 } else { false } })
+        XCTAssertEqual(Set(rejections.map(\.reason)), Set(cases.map(\.2)))
     }
 
     func testVoIPPayloadsMayBe5120Bytes() throws {
@@ -172,7 +172,7 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(response.reason, "Unregistered")
         XCTAssertEqual(response.json?["timestamp"]?.intValue, 1_700_000_000_500)
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.apnsReason, .unregistered)
+        XCTAssertEqual(rejection.answer, .reason(.unregistered))
         XCTAssertEqual(rejection.cause, .registry)
     }
 

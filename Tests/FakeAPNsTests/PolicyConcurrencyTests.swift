@@ -74,7 +74,7 @@ final class PolicyConcurrencyTests: XCTestCase {
         policy.faults.add(FaultRule(match: .every, action: .reject(.shutdown), times: .count(2)))
         for _ in 1...2 {
             XCTAssertTrue(policy.isActive)
-            guard case .fault = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) else {
+            guard case .fault = policy.judge(token: Fixtures.token, topic: nil) else {
                 return XCTFail("the rule did not act")
             }
         }
@@ -139,7 +139,7 @@ final class PolicyConcurrencyTests: XCTestCase {
         policy.faults.add(Self.rule)
         let judging = try OSThread(name: "policy-judging") {
             while !stop.load(ordering: .relaxed) {
-                if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) {
+                if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil) {
                     escaped.add(1, ordering: .relaxed)
                 } else if !policy.isActive {
                     escaped.add(1, ordering: .relaxed)

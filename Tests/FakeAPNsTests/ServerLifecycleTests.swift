@@ -117,7 +117,7 @@ final class ServerLifecycleTests: XCTestCase {
         XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 1], "status 10: resend after identifier 1")
         XCTAssertEqual(server.notifications.count, 0)
         let rejection = try server.rejections.pop(timeout: .zero)
-        XCTAssertEqual(rejection.status, .shutdown)
+        XCTAssertEqual(rejection.answer, .status(.shutdown))
         XCTAssertEqual(rejection.connectionClosed, true)
     }
 

@@ -34,7 +34,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The clock provider tokens are judged by (`iat` age); tests inject their own.
         public var clock: @Sendable () -> Date
         /// The environment the server plays; tokens registered for the other one are refused.
-        public var environment: APNsEnvironment
+        public var environment: PushEnvironment
         /// Strict device registry: refuse tokens that are not registered (status 8).
         public var strictDeviceRegistry: Bool
         /// The certificate and key presented to clients (default: the built-in test identity).
@@ -85,7 +85,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         public init(
             host: String = "127.0.0.1", gatewayPort: Int = 0, feedbackPort: Int? = 0, http2Port: Int? = 0,
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
-            environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
+            environment: PushEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
             maximumPayloadSize: Int = 2048, retention: Int? = nil, maximumConnectionsPerListener: Int = 1000,
             maximumConnections: Int = 2000, reservedDescriptors: Int = 64,
