@@ -52,12 +52,12 @@ final class RegistryAndFaultTests: XCTestCase {
     }
 
     func testStrictModeFromTheConfiguration() throws {
-        let strict = try FakeAPNsServer.started(configuration: .init(strictDeviceRegistry: true))
-        defer { strict.stop() }
-        XCTAssertTrue(strict.devices.isStrict)
-        let client = try strict.connectClient()
-        try client.send(enhanced(5))
-        XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .invalidToken, identifier: 5))
+        try withFakeAPNs(configuration: .init(strictDeviceRegistry: true)) { strict in
+            XCTAssertTrue(strict.devices.isStrict)
+            let client = try strict.connectClient()
+            try client.send(enhanced(5))
+            XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .invalidToken, identifier: 5))
+        }
     }
 
     func testTokenOfTheOtherEnvironmentIsRefusedWithStatus8() throws {

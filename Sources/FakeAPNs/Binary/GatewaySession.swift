@@ -1,12 +1,12 @@
 import Foundation
 
 /// What every gateway connection of one server shares: the decoder's limits, the policy, and
-/// the queues.
+/// the intakes.
 struct GatewayContext: Sendable {
     let decoder: BinaryDecoder
     let policy: Policy
-    let notifications: Mailbox<PushNotification>
-    let rejections: Mailbox<Rejection>
+    let notifications: Intake<PushNotification>
+    let rejections: Intake<Rejection>
 }
 
 /// One connection to the binary gateway: reads, decodes every complete notification in what

@@ -45,6 +45,8 @@ public final class BinaryProviderClient {
     /// ``finish(quietPeriod:waitingUpTo:)`` reports it.
     ///
     /// - Parameters:
+    ///   - host: the server's name or address (`127.0.0.1`, `localhost`).
+    ///   - port: its port (`server.gatewayPort`; Apple's was 2195).
     ///   - trustedCAsPEM: CAs the server's certificate must chain to (default: the test CA of
     ///     ``TestCertificates``; nil: accept any certificate). A host name is also checked
     ///     against the certificate.

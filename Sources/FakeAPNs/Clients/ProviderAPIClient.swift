@@ -49,6 +49,8 @@ public final class ProviderAPIClient {
         /// ```
         ///
         /// - Parameters:
+        ///   - token: the device token, sent in the path as hex.
+        ///   - payload: the JSON payload, the request's body.
         ///   - topic: `apns-topic`, the app's bundle ID (with a suffix for some push types).
         ///   - pushType: `apns-push-type`.
         ///   - priority: `apns-priority`: 10 now, 5 considering the device's power, 1 lowest.
@@ -139,6 +141,8 @@ public final class ProviderAPIClient {
     /// ```
     ///
     /// - Parameters:
+    ///   - host: the server's name or address (`127.0.0.1`, `localhost`).
+    ///   - port: its port (`server.http2Port`; Apple's are 443 and 2197).
     ///   - trustedCAsPEM: CAs the server's certificate must chain to (default: the test CA of
     ///     ``TestCertificates``; nil: accept any certificate). A host name is also checked
     ///     against the certificate.

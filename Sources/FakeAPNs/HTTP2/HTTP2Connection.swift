@@ -6,8 +6,8 @@ struct HTTP2Context: Sendable {
     let authentication: HTTP2Authentication
     let verifier: ProviderTokenVerifier?
     let policy: Policy
-    let notifications: Mailbox<PushNotification>
-    let rejections: Mailbox<Rejection>
+    let notifications: Intake<PushNotification>
+    let rejections: Intake<Rejection>
     let clock: @Sendable () -> Date
 }
 

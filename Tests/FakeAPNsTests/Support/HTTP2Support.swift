@@ -4,7 +4,7 @@ import Foundation
 extension FakeAPNsServer {
     /// An HTTP/2 client connected to this server's provider API.
     func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> ProviderAPIClient {
-        try ProviderAPIClient(host: configuration.host, port: http2Port, identity: identity, offerALPN: offerALPN)
+        try ProviderAPIClient(host: configuration.host, port: http2Port!, identity: identity, offerALPN: offerALPN)
     }
 }
 
