@@ -5,7 +5,7 @@ import Foundation
 /// server that speaks Apple's protocol.
 ///
 /// ```swift
-/// let client = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port)
+/// let client = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
 /// defer { client.close() }
 /// let response = try client.send(ProviderAPIClient.Request(
 ///     token: token, payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), topic: "com.example.app", pushType: .alert))
@@ -142,7 +142,7 @@ public final class ProviderAPIClient {
     ///
     /// - Parameters:
     ///   - host: the server's name or address (`127.0.0.1`, `localhost`).
-    ///   - port: its port (`server.http2Port`; Apple's are 443 and 2197).
+    ///   - port: its port (`server.http2Port!`; Apple's are 443 and 2197).
     ///   - trustedCAsPEM: CAs the server's certificate must chain to (default: the test CA of
     ///     ``TestCertificates``; nil: accept any certificate). A host name is also checked
     ///     against the certificate.
