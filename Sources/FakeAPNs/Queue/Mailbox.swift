@@ -119,8 +119,11 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// Removes and returns the oldest item that matches `predicate`, blocking the thread up to
     /// `timeout` for one to arrive. Items that do not match stay queued.
     ///
-    /// - Parameter awaited: what the predicate looks for, as the timeout message says it
-    ///   ("a push for bob"); nil: "a notification matching the predicate".
+    /// - Parameters:
+    ///   - timeout: how long to wait.
+    ///   - awaited: what the predicate looks for, as the timeout message says it
+    ///     ("a push for bob"); nil: "a notification matching the predicate".
+    ///   - predicate: which item to take.
     @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func pop(
         timeout: Duration = defaultTimeout, awaiting awaited: String? = nil,
@@ -205,8 +208,11 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// Removes and returns the oldest item that matches `predicate`, suspending up to
     /// `timeout` for one to arrive. Items that do not match stay queued.
     ///
-    /// - Parameter awaited: what the predicate looks for, as the timeout message says it
-    ///   ("a push for bob"); nil: "a notification matching the predicate".
+    /// - Parameters:
+    ///   - timeout: how long to wait.
+    ///   - awaited: what the predicate looks for, as the timeout message says it
+    ///     ("a push for bob"); nil: "a notification matching the predicate".
+    ///   - predicate: which item to take.
     public func next(
         timeout: Duration = defaultTimeout, awaiting awaited: String? = nil,
         where predicate: @escaping @Sendable (Element) -> Bool
