@@ -108,8 +108,8 @@ public final class BinaryProviderClient {
         case .closeNotify:
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
-                message: "the gateway closed the connection without an error response before \(seconds(quietPeriod)) "
-                    + "seconds of quiet: it dropped the connection, or refused a command 0 (which gets no error response)")
+                message: "the gateway closed the connection without an error response before \(quietPeriod.secondsPhrase) "
+                    + "of quiet: it dropped the connection, or refused a command 0 (which gets no error response)")
         case .abruptEnd(let how):
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
@@ -133,7 +133,7 @@ public final class BinaryProviderClient {
         case .timedOut:
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
-                message: "the gateway did not answer close_notify within \(seconds(wait)) seconds: "
+                message: "the gateway did not answer close_notify within \(wait.secondsPhrase): "
                     + "whether it took what was sent is unknown")
         }
     }
@@ -353,7 +353,7 @@ public final class ProviderAPIClient {
             // A read that gives up on SO_RCVTIMEO surfaces as an OpenSSL "want read" error;
             // the clock tells it from a real failure.
             if ContinuousClock.now - started >= timeout - .milliseconds(50) {
-                throw ProviderClientError(message: "no answer within \(seconds(timeout)) seconds")
+                throw ProviderClientError(message: "no answer within \(timeout.secondsPhrase)")
             }
             throw error
         }
@@ -374,12 +374,6 @@ public final class ProviderAPIClient {
         client.close()
     }
 
-}
-
-/// A duration in seconds as people write it: "10", "0.3".
-private func seconds(_ duration: Duration) -> String {
-    let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    return value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 // MARK: - Errors
