@@ -137,8 +137,8 @@ final class Daemon: Sendable {
             "version": .string(Options.version),
             "listeners": [
                 ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
-                ["name": "feedback", "host": host, "port": .int(server.feedbackPort)],
-                ["name": "http2", "host": host, "port": .int(server.http2Port)],
+                ["name": "feedback", "host": host, "port": .int(server.feedbackPort ?? 0)],
+                ["name": "http2", "host": host, "port": .int(server.http2Port ?? 0)],
                 ["name": "web", "host": .string(options.webHost), "port": .int(webPort)],
             ],
             "authentication": .string(Self.modeName(options)),

@@ -7,7 +7,7 @@ enum DevicesFile {
     struct Entry {
         let token: DeviceToken
         let topic: String?
-        let environment: APNsEnvironment?
+        let environment: PushEnvironment?
     }
 
     struct Problem: Error, CustomStringConvertible {
@@ -35,9 +35,9 @@ enum DevicesFile {
             case .failure(let error): throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
             }
             var topic: String?
-            var environment: APNsEnvironment?
+            var environment: PushEnvironment?
             for field in fields {
-                if let known = APNsEnvironment(rawValue: field), environment == nil {
+                if let known = PushEnvironment(rawValue: field), environment == nil {
                     environment = known
                 } else if topic == nil && environment == nil {
                     topic = field

@@ -9,7 +9,7 @@ import Foundation
 /// up, so the backlog never outgrows memory and no line is dropped.
 ///
 /// ```swift
-/// let log = EventLog(output: OutputWriter(), format: .json)
+/// let log = try EventLog(output: OutputWriter(), format: .json)
 /// log.record(event)          // inside the server's locks: never blocks
 /// log.waitForRoom()          // outside them: blocks while the backlog is full
 /// log.prepareToClose()       // stopping: a destination that takes nothing is given up
@@ -37,7 +37,7 @@ final class EventLog: @unchecked Sendable {
     private let format: Options.LogFormat
     /// How long a stopping log waits for a destination that takes no byte at all.
     private let stallLimit: Duration
-    private let lock = NSCondition()
+    private let lock = ConditionLock()
     // Protected by `lock`:
     private var pending: [ServerEvent] = []
     private var pendingLines = 0
@@ -54,11 +54,13 @@ final class EventLog: @unchecked Sendable {
     /// recorded from then on is only counted.
     private var abandoned = false
 
-    init(output: OutputWriter, format: Options.LogFormat, stallLimit: Duration = .seconds(1)) {
+    /// A log writing to `output`; throws when the system will not start its writer thread.
+    init(output: OutputWriter, format: Options.LogFormat, stallLimit: Duration = .seconds(1)) throws {
         self.output = output
         self.format = format
         self.stallLimit = stallLimit
-        Thread { [self] in writeLoop() }.start()
+        // Never joined: a writer stuck on a destination that reads nothing outlives `close()`.
+        try OSThread(name: "event-log") { [self] in writeLoop() }.detach()
     }
 
     /// Queues an event without waiting; called on server threads, inside their locks (the
@@ -84,7 +86,7 @@ final class EventLog: @unchecked Sendable {
             defer { waitingProducers -= 1 }
             while pendingLines >= Self.backlogLimit && !abandoned {
                 if stopping {
-                    _ = lock.wait(until: Date().addingTimeInterval(0.05))
+                    _ = lock.wait(until: .after(.milliseconds(50)))
                     abandonIfStalled()
                 } else {
                     lock.wait()
@@ -112,7 +114,7 @@ final class EventLog: @unchecked Sendable {
             closing = true
             lock.broadcast()
             while !finished && !abandoned {
-                _ = lock.wait(until: Date().addingTimeInterval(0.05))
+                _ = lock.wait(until: .after(.milliseconds(50)))
                 abandonIfStalled()
             }
             let lost = recordedLines - writtenLines

@@ -15,7 +15,7 @@ public struct Options: Sendable {
     var webMaxConnections = ControlLimits.defaultMaximumConnections
     var authentication: String?
     var jwtKeys: [JWTKeyOption] = []
-    var environment = APNsEnvironment.sandbox
+    var environment = PushEnvironment.sandbox
     var devicesFile: String?
     var strict = false
     var certificateFile: String?
@@ -149,7 +149,7 @@ public struct Options: Sendable {
             }
         },
         Option(flag: "--environment", argument: "ENV", help: "sandbox (default) or production: the environment played.") {
-            guard let environment = APNsEnvironment(rawValue: $2) else {
+            guard let environment = PushEnvironment(rawValue: $2) else {
                 throw UsageError(description: "\($1) takes sandbox or production, not '\($2)'")
             }
             $0.environment = environment

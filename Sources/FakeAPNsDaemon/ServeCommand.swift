@@ -48,7 +48,13 @@ enum ServeCommand {
         } catch {
             return startFailure(error)
         }
-        let log = EventLog(output: logOutput, format: options.log ?? (logOutput.isTerminal ? .text : .json))
+        let log: EventLog
+        do {
+            log = try EventLog(output: logOutput, format: options.log ?? (logOutput.isTerminal ? .text : .json))
+        } catch {
+            FakeAPNsCommand.printError("\(error)")
+            return 1
+        }
         let metrics = Metrics()
 
         let daemon: Daemon

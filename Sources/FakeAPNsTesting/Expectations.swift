@@ -25,31 +25,33 @@ extension Mailbox {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async -> Element? {
         await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
-            try await pop(timeout: timeout)
+            try await next(timeout: timeout)
         }
     }
 
-    /// Pops the first item matching `predicate`, or records a failure and returns nil.
+    /// Pops the first item matching `predicate`, or records a failure (saying it awaited
+    /// `description`, as ``Mailbox/pop(timeout:awaiting:where:)`` does) and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+        timeout: Duration = defaultTimeout, awaiting description: String? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) -> Element? {
         reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
-            try pop(timeout: timeout, matching: description, where: predicate)
+            try pop(timeout: timeout, awaiting: description, where: predicate)
         }
     }
 
-    /// Pops the first item matching `predicate`, or records a failure and returns nil.
+    /// Pops the first item matching `predicate`, or records a failure (saying it awaited
+    /// `description`, as ``Mailbox/pop(timeout:awaiting:where:)`` does) and returns nil.
     @discardableResult
     public func expectNext(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+        timeout: Duration = defaultTimeout, awaiting description: String? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async -> Element? {
         await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
-            try await pop(timeout: timeout, matching: description, where: predicate)
+            try await next(timeout: timeout, awaiting: description, where: predicate)
         }
     }
 
@@ -71,7 +73,7 @@ extension Mailbox {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async -> [Element] {
         await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
-            try await pop(count: count, timeout: timeout)
+            try await next(count: count, timeout: timeout)
         } ?? []
     }
 

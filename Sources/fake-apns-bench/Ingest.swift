@@ -52,7 +52,7 @@ func runIngest(_ options: BenchOptions) -> Never {
         failAndExit("could not start the server: \(error)")
     }
 
-    writeLine(String(options.http2 ? server.http2Port : server.gatewayPort))
+    writeLine(String(options.http2 ? server.http2Port! : server.gatewayPort))
 
     let startedAt = monotonicSeconds()
     let deadline = startedAt + options.timeout

@@ -21,7 +21,7 @@ func runLatency(_ options: BenchOptions) -> Never {
     do {
         let server = try FakeAPNsServer.started(configuration: .init(feedbackPort: nil))
         let binary = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort)
-        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port)
+        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
         let ping = try PingPong(frameSize: BenchNotification.frame(1).count)
         let token = BenchNotification.token(1)
         let request = ProviderAPIClient.Request(

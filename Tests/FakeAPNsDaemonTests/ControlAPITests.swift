@@ -70,7 +70,7 @@ final class ControlAPITests: XCTestCase {
     /// Sends one HTTP/2 notification and returns the answer.
     @discardableResult
     private func sendHTTP2(_ token: DeviceToken, topic: String, _ text: String) throws -> HTTP2Client.Response {
-        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port)
+        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port!)
         defer { client.close() }
         return try client.send(HTTP2Client.Request(
             path: "/3/device/\(token.hex)", headers: [("apns-topic", topic), ("apns-push-type", "alert")],
@@ -410,7 +410,7 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(created.json, ["token": .string(alice.hex), "timestamp": 1_600_000_000])
         XCTAssertEqual(try http.get("/api/v1/feedback").json?["tuples"]?.arrayValue?.count, 1)
         XCTAssertEqual(try http.get("/api/v1/feedback").json?["tuples"]?.arrayValue?.count, 1, "listing takes nothing")
-        let read = try FeedbackClient.read(host: "127.0.0.1", port: daemon.server.feedbackPort)
+        let read = try FeedbackClient.read(host: "127.0.0.1", port: daemon.server.feedbackPort!)
         XCTAssertEqual(read, [FeedbackTuple(timestamp: 1_600_000_000, deviceToken: alice)])
         XCTAssertEqual(try http.get("/api/v1/feedback").json, ["tuples": []])
     }

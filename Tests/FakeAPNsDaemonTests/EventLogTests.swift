@@ -53,7 +53,7 @@ final class EventLogTests: XCTestCase {
     }
 
     func testJSONLinesAreEachEventsLinesInOrder() throws {
-        let log = EventLog(output: try OutputWriter(appendingTo: path), format: .json)
+        let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .json)
         var expected = ""
         for event in events() {
             log.record(event)
@@ -70,7 +70,7 @@ final class EventLogTests: XCTestCase {
     }
 
     func testTextLogStillHasALinePerNotification() throws {
-        let log = EventLog(output: try OutputWriter(appendingTo: path), format: .text)
+        let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .text)
         for event in events() { log.record(event) }
         log.close()
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
@@ -185,7 +185,7 @@ final class EventLogTests: XCTestCase {
 
     func testProducersWaitWhileTheDestinationTakesNothingAndNothingIsDropped() throws {
         let destination = try UnreadPipe()
-        let log = EventLog(output: try destination.writer(), format: .json)
+        let log = try EventLog(output: try destination.writer(), format: .json)
         let producer = produce(into: log, batches: 200)
         let held = try XCTUnwrap(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
         // The writer's batch and the queue: at most twice the limit, plus the batch that crossed it.
@@ -201,7 +201,7 @@ final class EventLogTests: XCTestCase {
         let destination = try UnreadPipe()
         // Reading at last lets the given-up writer finish, so its thread ends.
         defer { destination.drain() }
-        let log = EventLog(output: try destination.writer(), format: .json, stallLimit: .milliseconds(300))
+        let log = try EventLog(output: try destination.writer(), format: .json, stallLimit: .milliseconds(300))
         let producer = produce(into: log, batches: 200)
         XCTAssertNotNil(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
         log.prepareToClose()

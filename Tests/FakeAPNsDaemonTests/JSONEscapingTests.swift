@@ -23,7 +23,7 @@ final class JSONEscapingTests: XCTestCase {
 
     override func setUpWithError() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("escaping-\(UUID().uuidString).log").path
-        let log = EventLog(output: try OutputWriter(appendingTo: path), format: .json)
+        let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .json)
         let metrics = Metrics()
         let options = try Options.parse(
             ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"])
@@ -76,7 +76,7 @@ final class JSONEscapingTests: XCTestCase {
     }
 
     private func sendHTTP2(_ token: DeviceToken, topic: String, payload: [UInt8]) throws -> HTTP2Client.Response {
-        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port)
+        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port!)
         defer { client.close() }
         return try client.send(HTTP2Client.Request(
             path: "/3/device/\(token.hex)", headers: [("apns-topic", topic), ("apns-push-type", "alert")], body: payload))

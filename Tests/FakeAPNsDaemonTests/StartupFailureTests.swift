@@ -84,19 +84,18 @@ final class StartupFailureTests: XCTestCase {
     }
 
     func testAPortInUseNamesTheListenerItsOptionAndThePort() throws {
-        let busy = FakeAPNsServer(configuration: .init(gatewayPort: 0, feedbackPort: nil, http2Port: nil))
-        try busy.start()
-        defer { busy.stop() }
-        let port = String(busy.gatewayPort)
-        for (flag, listener) in [
-            ("--gateway-port", "the gateway listener"), ("--feedback-port", "the feedback listener"),
-            ("--http2-port", "the HTTP/2 listener"), ("--web-port", "control API"),
-        ] {
-            // The last value of an option wins.
-            let run = try ChildProcess.run(Self.freePorts + [flag, port], timeout: 30)
-            XCTAssertEqual(run.status, 1, "\(flag): \(run.errors)")
-            XCTAssertTrue(run.errors.contains("fake-apns: \(flag) \(port): \(listener)"), run.errors)
-            XCTAssertTrue(run.errors.contains("Address already in use (another process listens there"), run.errors)
+        try withFakeAPNs(configuration: .init(feedbackPort: nil, http2Port: nil)) { busy in
+            let port = String(busy.gatewayPort)
+            for (flag, listener) in [
+                ("--gateway-port", "the gateway listener"), ("--feedback-port", "the feedback listener"),
+                ("--http2-port", "the HTTP/2 listener"), ("--web-port", "control API"),
+            ] {
+                // The last value of an option wins.
+                let run = try ChildProcess.run(Self.freePorts + [flag, port], timeout: 30)
+                XCTAssertEqual(run.status, 1, "\(flag): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("fake-apns: \(flag) \(port): \(listener)"), run.errors)
+                XCTAssertTrue(run.errors.contains("Address already in use (another process listens there"), run.errors)
+            }
         }
     }
 

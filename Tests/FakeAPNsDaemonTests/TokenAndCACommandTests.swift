@@ -100,26 +100,26 @@ final class TokenAndCACommandTests: XCTestCase {
     }
 
     func testCurlWithThePrintedTokenIsAcceptedByTokenAuthenticationAndAnotherKeysIsNot() throws {
-        let server = FakeAPNsServer(configuration: .init(feedbackPort: nil, authentication: .token([.test])))
-        try server.start()
-        defer { server.stop() }
-        let port: Int = server.http2Port
-        func post(_ token: String) throws -> ChildProcess {
-            try ChildProcess.shell(
-                """
-                curl -s --http2 --cacert <(fake-apns ca) -H "authorization: bearer \(token)" \
-                  -H 'apns-topic: com.example.app' -d '{"aps":{"alert":"Hi"}}' \
-                  -w '%{http_code}' https://127.0.0.1:\(port)/3/device/\(Self.device)
-                """)
-        }
-        let accepted = try post("$(fake-apns token)")
-        XCTAssertEqual(accepted.status, 0, accepted.errors)
-        XCTAssertEqual(accepted.output, "200")
-        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).deviceToken.hex, Self.device)
+        let other = try otherKey().path
+        try withFakeAPNs(configuration: .init(feedbackPort: nil, authentication: .token([.test]))) { server in
+            let port = try XCTUnwrap(server.http2Port)
+            func post(_ token: String) throws -> ChildProcess {
+                try ChildProcess.shell(
+                    """
+                    curl -s --http2 --cacert <(fake-apns ca) -H "authorization: bearer \(token)" \
+                      -H 'apns-topic: com.example.app' -d '{"aps":{"alert":"Hi"}}' \
+                      -w '%{http_code}' https://127.0.0.1:\(port)/3/device/\(Self.device)
+                    """)
+            }
+            let accepted = try post("$(fake-apns token)")
+            XCTAssertEqual(accepted.status, 0, accepted.errors)
+            XCTAssertEqual(accepted.output, "200")
+            XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).deviceToken.hex, Self.device)
 
-        let refused = try post("$(fake-apns token --key \(try otherKey().path) --team-id DEF123GHIJ)")
-        XCTAssertEqual(refused.status, 0, refused.errors)
-        XCTAssertEqual(refused.output, #"{"reason":"InvalidProviderToken"}403"#)
+            let refused = try post("$(fake-apns token --key \(other) --team-id DEF123GHIJ)")
+            XCTAssertEqual(refused.status, 0, refused.errors)
+            XCTAssertEqual(refused.output, #"{"reason":"InvalidProviderToken"}403"#)
+        }
     }
 
     func testCAPrintsTheBuiltInTestCA() throws {

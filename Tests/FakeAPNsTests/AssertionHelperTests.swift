@@ -87,28 +87,28 @@ final class AssertionHelpersUnderXCTestTests: XCTestCase {
 /// The way a Swift Testing user writes a test against the server: async pops, no blocking.
 @Suite struct SwiftTestingUsage {
     @Test func notificationArrivesThroughTheAsyncPop() async throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        let client = try server.connectClient()
-        try client.send(BinaryEncoder.frame(token: Fixtures.token, payload: Fixtures.alert, identifier: 11))
-        let notification = try await server.notifications.pop(timeout: .seconds(5))
-        #expect(notification.identifier == 11)
-        #expect(notification.payload.aps.alert?.body == "Hello")
-        #expect(notification.deviceToken.hex == "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
+        try await withFakeAPNs { server in
+            let client = try server.connectClient()
+            try client.send(BinaryEncoder.frame(token: Fixtures.token, payload: Fixtures.alert, identifier: 11))
+            let notification = try await server.notifications.next(timeout: .seconds(5))
+            #expect(notification.identifier == 11)
+            #expect(notification.payload.aps.alert?.body == "Hello")
+            #expect(notification.deviceToken.hex == "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
+        }
     }
 
     @Test func waitingForAMatchingNotificationSkipsOthers() async throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        let client = try server.connectClient()
-        try client.send(
-            BinaryEncoder.enhanced(identifier: 1, token: Fixtures.otherToken, payload: Fixtures.payload(1))
-                + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.payload(2)))
-        let wanted = Fixtures.token
-        let notification = try await server.notifications.pop(timeout: .seconds(5), matching: "token \(wanted)") {
-            $0.deviceToken == wanted
+        try await withFakeAPNs { server in
+            let client = try server.connectClient()
+            try client.send(
+                BinaryEncoder.enhanced(identifier: 1, token: Fixtures.otherToken, payload: Fixtures.payload(1))
+                    + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.payload(2)))
+            let wanted = Fixtures.token
+            let notification = try await server.notifications.next(timeout: .seconds(5), awaiting: "a notification for token \(wanted)") {
+                $0.deviceToken == wanted
+            }
+            #expect(notification.identifier == 2)
+            #expect(server.notifications.snapshot().map(\.identifier) == [1])
         }
-        #expect(notification.identifier == 2)
-        #expect(server.notifications.snapshot().map(\.identifier) == [1])
     }
 }

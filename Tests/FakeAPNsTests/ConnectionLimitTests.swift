@@ -12,9 +12,9 @@ import Glibc
 final class ConnectionLimitTests: XCTestCase {
     /// A server whose refusals are collected, by cause.
     private func started(_ configure: (inout FakeAPNsServer.Configuration) -> Void) throws
-        -> (FakeAPNsServer, Guarded<[(ListenerKind, ConnectionRefusal)]>)
+        -> (FakeAPNsServer, Locked<[(ListenerKind, ConnectionRefusal)]>)
     {
-        let refusals = Guarded<[(ListenerKind, ConnectionRefusal)]>([])
+        let refusals = Locked<[(ListenerKind, ConnectionRefusal)]>([])
         var configuration = FakeAPNsServer.Configuration(onEvent: { event in
             if case .connectionRefused(let peer, let listener, let reason) = event {
                 XCTAssertTrue(peer.hasPrefix("127.0.0.1:"), peer)
@@ -57,7 +57,7 @@ final class ConnectionLimitTests: XCTestCase {
         defer { server.stop() }
         let gateway = try (0..<6).map { _ in try RawConnection(port: server.gatewayPort) }
         XCTAssertTrue(eventually(timeout: .seconds(10)) { server.openConnectionCount == 6 })
-        let http2 = try (0..<6).map { _ in try RawConnection(port: server.http2Port) }
+        let http2 = try (0..<6).map { _ in try RawConnection(port: server.http2Port!) }
         XCTAssertEqual(closedConnections(http2.map(\.socket), count: 2), [4, 5], "the 11th and 12th connections are closed")
         XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 2 })
         for (listener, reason) in refusals.withLock({ $0 }) {

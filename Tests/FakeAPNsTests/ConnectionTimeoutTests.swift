@@ -37,7 +37,7 @@ final class ConnectionTimeoutTests: XCTestCase {
     }
 
     private func assertHandshakeFailureRecorded() throws {
-        let failure = try events.pop(timeout: Self.generous, matching: "a handshake failure") {
+        let failure = try events.pop(timeout: Self.generous, awaiting: "a handshake failure") {
             if case .handshakeFailed = $0 { true } else { false }
         }
         guard case .handshakeFailed(_, let listener, let reason) = failure else { return XCTFail("\(failure)") }
@@ -80,7 +80,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds(since: started), 0.5)
         XCTAssertEqual(BinaryErrorResponse(bytes: answer), BinaryErrorResponse(status: .unknown, identifier: 31))
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.status, .unknown)
+        XCTAssertEqual(rejection.answer, .status(.unknown))
         XCTAssertEqual(rejection.identifier, 31)
         XCTAssertTrue(rejection.connectionClosed)
         XCTAssertTrue(rejection.detail.contains("no byte came for 0.5 s"), rejection.detail)
@@ -89,7 +89,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testHTTP2PrefaceThatStopsArrivingClosesTheConnection() throws {
         try start(frame: Self.timeout)
-        let tls = try TLSClient(host: "127.0.0.1", port: server.http2Port, readTimeout: Self.generous, offerHTTP2: true)
+        let tls = try TLSClient(host: "127.0.0.1", port: server.http2Port!, readTimeout: Self.generous, offerHTTP2: true)
         defer { tls.close() }
         let started = ContinuousClock.now
         try tls.send(Array("PRI * HTTP/2.0\r\n".utf8))
@@ -100,7 +100,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testHTTP2FrameThatStopsArrivingClosesTheConnection() throws {
         try start(frame: Self.timeout)
-        let connection = try IdleHTTP2Connection(port: server.http2Port)
+        let connection = try IdleHTTP2Connection(port: server.http2Port!)
         defer { connection.close() }
         let started = ContinuousClock.now
         // A HEADERS frame header announcing 100 bytes on stream 1, and 3 of them.
@@ -118,7 +118,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         let client = try server.connectClient()
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         _ = try server.notifications.pop(timeout: .seconds(5))
-        let http2 = try IdleHTTP2Connection(port: server.http2Port)
+        let http2 = try IdleHTTP2Connection(port: server.http2Port!)
         defer { http2.close() }
         var buffer = [UInt8](repeating: 0, count: 4096)
         for stream in [client.stream, http2.tls.stream] {
@@ -146,7 +146,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testIdleTimeoutSaysGoodbyeToAnHTTP2ConnectionWithIdleTimeout() throws {
         try start(idle: Self.timeout)
-        let connection = try IdleHTTP2Connection(port: server.http2Port)
+        let connection = try IdleHTTP2Connection(port: server.http2Port!)
         defer { connection.close() }
         let started = ContinuousClock.now
         try connection.readToEnd()

@@ -99,7 +99,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testExpiryFollowsTheInjectedClock() throws {
-        let now = Guarded(Date(timeIntervalSince1970: 1_800_000_000))
+        let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
         server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken, clock: { now.withLock { $0 } }))
         let issued = try token(issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let client = try server.connectHTTP2()

@@ -32,7 +32,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         for version in ["-tls1", "-tls1_1"] {
             for alpn in [["-alpn", "h2"], []] {
                 let arguments = [version, "-cipher", "DEFAULT:@SECLEVEL=0"] + alpn
-                let attempt = try handshake(port: server.http2Port, arguments)
+                let attempt = try handshake(port: server.http2Port!, arguments)
                 XCTAssertFalse(attempt.completed, "\(arguments): \(attempt.output)")
                 XCTAssertTrue(attempt.output.contains("alert protocol version"), "\(arguments): \(attempt.output)")
             }
@@ -44,7 +44,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         // CBC suites, with ephemeral key exchange even: not AEAD. The test identity's key is
         // ECDSA, so these are the forbidden suites it could otherwise have served.
         for cipher in ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384"] {
-            let attempt = try handshake(port: server.http2Port, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
+            let attempt = try handshake(port: server.http2Port!, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
             XCTAssertFalse(attempt.completed, "\(cipher): \(attempt.output)")
             XCTAssertTrue(attempt.output.contains("alert handshake failure"), "\(cipher): \(attempt.output)")
         }
@@ -61,7 +61,7 @@ final class HTTP2ConformanceTests: XCTestCase {
             let result = try runTool("/usr/bin/curl", [
                 "--silent", "--show-error", "--http2", "--cacert", ca, "--write-out", "%{http_code} %{http_version}",
                 "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-                "--data", #"{"aps":{"alert":"aead"}}"#, "https://127.0.0.1:\(server.http2Port)\(devicePath)",
+                "--data", #"{"aps":{"alert":"aead"}}"#, "https://127.0.0.1:\(server.http2Port!)\(devicePath)",
             ] + tls)
             XCTAssertEqual(result.status, 0, "\(tls): \(result.error)")
             XCTAssertEqual(result.output, "200 2", "\(tls)")
@@ -87,13 +87,13 @@ final class HTTP2ConformanceTests: XCTestCase {
             let result = try runTool("/usr/bin/curl", [
                 "--silent", "--show-error", "--http2", "--cacert", certificate, "--tlsv1.2", "--tls-max", "1.2",
                 "--ciphers", cipher, "--write-out", "%{http_code}", "--header", "apns-topic: com.example.app",
-                "--data", #"{"aps":{}}"#, "https://127.0.0.1:\(server.http2Port)\(devicePath)",
+                "--data", #"{"aps":{}}"#, "https://127.0.0.1:\(server.http2Port!)\(devicePath)",
             ])
             XCTAssertEqual(result.output, "200", "\(cipher): \(result.error)")
         }
         // AEAD without ephemeral key exchange, and CBC with or without it: all forbidden.
         for cipher in ["AES128-GCM-SHA256", "AES128-SHA", "ECDHE-RSA-AES128-SHA", "DHE-RSA-AES128-SHA256"] {
-            let attempt = try handshake(port: server.http2Port, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
+            let attempt = try handshake(port: server.http2Port!, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
             XCTAssertFalse(attempt.completed, "\(cipher): \(attempt.output)")
         }
         XCTAssertEqual(server.notifications.count, 3)
@@ -172,7 +172,7 @@ final class HTTP2ConformanceTests: XCTestCase {
     /// Headers that, after the pseudo-headers `client` sends and `extra`, make the header list
     /// exactly `size` bytes as RFC 9113 counts it (name + value + 32 a field).
     private func headers(totalling size: Int, after extra: [(String, String)] = []) -> [(String, String)] {
-        let authority = "\(server.configuration.host):\(server.http2Port)"
+        let authority = "\(server.configuration.host):\(server.http2Port!)"
         let sent = [(":method", "POST"), (":scheme", "https"), (":authority", authority), (":path", devicePath)]
             + [("apns-topic", "com.example.app"), ("apns-push-type", "alert")] + extra
         let used = sent.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 32 }
@@ -194,7 +194,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         XCTAssertNotNil(UUID(uuidString: response.header("apns-id") ?? ""))
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), #"{"reason":"RequestHeaderFieldsTooLarge"}"#)
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.apnsReason?.status, 431)
+        XCTAssertEqual(rejection.answer, .reason(HTTP2Connection.headerListTooLarge))
         XCTAssertEqual(rejection.reason, "RequestHeaderFieldsTooLarge")
         XCTAssertEqual(rejection.deviceToken, Fixtures.token)
         XCTAssertTrue(rejection.responseSent)
@@ -216,7 +216,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         let many = (0..<300).map { ("x-f\($0)", "1") }
         let response = try server.connectHTTP2().send(.push(extra: many))
         XCTAssertEqual(response.status, 431)
-        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).apnsReason?.status, 431)
+        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).answer, .reason(HTTP2Connection.headerListTooLarge))
         XCTAssertEqual(server.notifications.count, 0)
     }
 
@@ -228,7 +228,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         try connection.send(frames)
         let answer = try XCTUnwrap(try connection.read { $0.type == RawFrame.data && $0.stream == 1 }, "\(connection.frames)")
         XCTAssertEqual(String(decoding: answer.payload, as: UTF8.self), #"{"reason":"RequestHeaderFieldsTooLarge"}"#)
-        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).apnsReason?.status, 431)
+        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).answer, .reason(HTTP2Connection.headerListTooLarge))
         try connection.send(RawFrame.request(stream: 3, path: devicePath, [("apns-topic", "com.example.app")], body: Fixtures.alert))
         try connection.read { $0.type == RawFrame.headers && $0.stream == 3 }
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).deviceToken, Fixtures.token)
@@ -237,7 +237,7 @@ final class HTTP2ConformanceTests: XCTestCase {
 
     func testCurlAndNghttpGet431ForALongHeader() throws {
         let long = "x-long: " + String(repeating: "l", count: 9000)
-        let url = "https://127.0.0.1:\(server.http2Port)\(devicePath)"
+        let url = "https://127.0.0.1:\(server.http2Port!)\(devicePath)"
         let curl = try runTool("/usr/bin/curl", [
             "--silent", "--show-error", "--http2", "--cacert", repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path,
             "--write-out", "\n%{http_code} %{http_version}", "--header", "apns-topic: com.example.app",
@@ -254,7 +254,8 @@ final class HTTP2ConformanceTests: XCTestCase {
         ])
         XCTAssertTrue(nghttp.output.contains(":status: 431"), nghttp.output.suffix(2000).description)
         XCTAssertTrue(nghttp.output.contains(#"{"reason":"RequestHeaderFieldsTooLarge"}"#), nghttp.output.suffix(2000).description)
-        XCTAssertEqual(try server.rejections.pop(count: 2, timeout: .seconds(5)).map { $0.apnsReason?.status }, [431, 431])
+        XCTAssertEqual(
+            try server.rejections.pop(count: 2, timeout: .seconds(5)).map(\.answer), Array(repeating: .reason(HTTP2Connection.headerListTooLarge), count: 2))
         XCTAssertEqual(server.notifications.count, 0)
     }
 }

@@ -74,7 +74,7 @@ final class HTTP2GoAwayTests: XCTestCase {
         server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
         XCTAssertEqual(try server.connectHTTP2().send(.push()).status, 503)
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.apnsReason, .shutdown)
+        XCTAssertEqual(rejection.answer, .reason(.shutdown))
         XCTAssertTrue(rejection.responseSent)
         XCTAssertTrue(rejection.connectionClosed)
         XCTAssertEqual(rejection.deviceToken, Fixtures.token)
@@ -206,7 +206,7 @@ final class HTTP2GoAwayTests: XCTestCase {
     /// Sends one push with the given client SETTINGS and returns every frame the server sent
     /// until it closed the connection, in order.
     private func exchangeRawFrames(settings: [(id: Int32, value: UInt32)]) throws -> [RawFrame] {
-        let tls = try TLSClient(host: server.configuration.host, port: server.http2Port, offerHTTP2: true)
+        let tls = try TLSClient(host: server.configuration.host, port: server.http2Port!, offerHTTP2: true)
         defer { tls.close() }
         let session = try NGHTTP2Session(server: false, delegate: IgnoringDelegate())
         session.submitSettings(settings)

@@ -12,51 +12,51 @@ final class HistoryAndEventsTests: XCTestCase {
     }
 
     func testHistoryKeepsWhatWasPoppedAndListsWithFilters() throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        try send(server, 1...5)
-        _ = try server.notifications.pop(count: 5, timeout: .seconds(5))
-        XCTAssertEqual(server.notificationHistory.count, 5)
-        XCTAssertEqual(server.notificationHistory.list(since: 3).map(\.identifier), [4, 5])
-        XCTAssertEqual(server.notificationHistory.list(limit: 2).map(\.identifier), [1, 2])
-        XCTAssertEqual(server.notificationHistory.list { $0.identifier % 2 == 0 }.map(\.identifier), [2, 4])
-        XCTAssertEqual(server.notificationHistory.item(3)?.identifier, 3)
-        XCTAssertNil(server.notificationHistory.item(6))
+        try withFakeAPNs { server in
+            try send(server, 1...5)
+            _ = try server.notifications.pop(count: 5, timeout: .seconds(5))
+            XCTAssertEqual(server.notificationHistory.count, 5)
+            XCTAssertEqual(server.notificationHistory.list(since: 3).map(\.identifier), [4, 5])
+            XCTAssertEqual(server.notificationHistory.list(limit: 2).map(\.identifier), [1, 2])
+            XCTAssertEqual(server.notificationHistory.list { $0.identifier % 2 == 0 }.map(\.identifier), [2, 4])
+            XCTAssertEqual(server.notificationHistory.item(3)?.identifier, 3)
+            XCTAssertNil(server.notificationHistory.item(6))
+        }
     }
 
     func testRetentionDropsTheOldestAndCountsThem() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(retention: 3))
-        defer { server.stop() }
-        try send(server, 1...5)
-        XCTAssertTrue(eventually { server.notifications.totalArrived == 5 })
-        XCTAssertEqual(server.notifications.snapshot().map(\.identifier), [3, 4, 5])
-        XCTAssertEqual(server.notifications.droppedCount, 2)
-        XCTAssertEqual(server.notificationHistory.list().map(\.identifier), [3, 4, 5])
-        XCTAssertEqual(server.notificationHistory.droppedCount, 2)
-        XCTAssertNil(server.notificationHistory.item(1))
+        try withFakeAPNs(configuration: .init(retention: 3)) { server in
+            try send(server, 1...5)
+            XCTAssertTrue(eventually { server.notifications.totalArrived == 5 })
+            XCTAssertEqual(server.notifications.snapshot().map(\.identifier), [3, 4, 5])
+            XCTAssertEqual(server.notifications.droppedCount, 2)
+            XCTAssertEqual(server.notificationHistory.list().map(\.identifier), [3, 4, 5])
+            XCTAssertEqual(server.notificationHistory.droppedCount, 2)
+            XCTAssertNil(server.notificationHistory.item(1))
+        }
     }
 
     func testResetRestoresTheStartingState() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(strictDeviceRegistry: false))
-        defer { server.stop() }
-        try send(server, 1...2)
-        XCTAssertTrue(eventually { server.notifications.count == 2 })
-        server.faults.add(FaultRule(match: .every, action: .reject(.shutdown)))
-        server.devices.isStrict = true
-        server.devices.unregister(Fixtures.otherToken)
-        server.reset()
-        XCTAssertEqual(server.notifications.count, 0)
-        XCTAssertEqual(server.notificationHistory.count, 0)
-        XCTAssertTrue(server.faults.rules.isEmpty)
-        XCTAssertTrue(server.devices.devices.isEmpty)
-        XCTAssertFalse(server.devices.isStrict)
-        XCTAssertEqual(server.feedback.pendingTuples, [])
-        try send(server, 3...3)
-        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).sequenceNumber, 3, "sequence numbers go on")
+        try withFakeAPNs(configuration: .init(strictDeviceRegistry: false)) { server in
+            try send(server, 1...2)
+            XCTAssertTrue(eventually { server.notifications.count == 2 })
+            server.faults.add(FaultRule(match: .every, action: .reject(.shutdown)))
+            server.devices.isStrict = true
+            server.devices.unregister(Fixtures.otherToken)
+            server.reset()
+            XCTAssertEqual(server.notifications.count, 0)
+            XCTAssertEqual(server.notificationHistory.count, 0)
+            XCTAssertTrue(server.faults.rules.isEmpty)
+            XCTAssertTrue(server.devices.devices.isEmpty)
+            XCTAssertFalse(server.devices.isStrict)
+            XCTAssertEqual(server.feedback.pendingTuples, [])
+            try send(server, 3...3)
+            XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).sequenceNumber, 3, "sequence numbers go on")
+        }
     }
 
     func testEventsTellConnectionsAcceptancesRefusalsAndFeedbackReads() throws {
-        let events = Guarded<[String]>([])
+        let events = Locked<[String]>([])
         let server = try FakeAPNsServer.started(configuration: .init(onEvent: { event in
             let name = switch event {
             case .connectionOpened(_, let listener): "opened \(listener)"
@@ -74,7 +74,7 @@ final class HistoryAndEventsTests: XCTestCase {
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
             + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: []))
         _ = try client.readToEnd()
-        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort), [])
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!), [])
         let raw = try RawConnection(port: server.gatewayPort)
         raw.send(Array("GET / HTTP/1.1\r\n\r\n".utf8))
         XCTAssertTrue(raw.waitForClose(timeout: .seconds(5)))
@@ -84,5 +84,47 @@ final class HistoryAndEventsTests: XCTestCase {
                          "feedback 0", "closed feedback", "handshake failed gateway"] {
             XCTAssertTrue(seen.contains(expected), "\(expected) in \(seen)")
         }
+    }
+
+    /// A reset while a sender hands batches over: every batch is numbered, recorded, announced
+    /// and queued wholly before the reset (and forgotten) or wholly after it (and kept), so the
+    /// queue and the history hold the same items, whose numbers run on without a gap from the
+    /// first batch after the last reset, and every number was announced once, in order.
+    func testAResetDuringArrivalsLeavesEveryBatchWhollyBeforeOrAfterIt() throws {
+        let announced = Locked<[UInt64]>([])
+        let intake = Intake<PushNotification>(
+            noun: "notification", retention: nil,
+            announce: { batch in announced.withLock { $0.append(contentsOf: batch.map(\.sequenceNumber)) } },
+            backPressure: nil)
+        let notification = PushNotification(
+            deviceToken: Fixtures.token, payload: Payload(bytes: Fixtures.alert), format: .enhanced,
+            connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9"))
+        let batches = 2_000
+        let batchSize = 7
+        let done = Locked(false)
+        let sender = try OSThread(name: "intake-sender") {
+            for _ in 0..<batches {
+                var batch = Array(repeating: notification, count: batchSize)
+                intake.append(moving: &batch)
+            }
+            done.withLock { $0 = true }
+        }
+        XCTAssertTrue(eventually { announced.withLock { !$0.isEmpty } })
+        while !done.withLock({ $0 }) { intake.reset() }
+        sender.join()
+        let total = UInt64(batches * batchSize)
+        XCTAssertEqual(announced.withLock { $0 }, Array(1...total), "each number announced once, in order")
+        let queued = intake.mailbox.snapshot().map(\.sequenceNumber)
+        XCTAssertEqual(intake.history.list().map(\.sequenceNumber), queued, "queue and history agree")
+        XCTAssertEqual(queued.count % batchSize, 0, "no batch was cut by a reset")
+        if let first = queued.first {
+            XCTAssertEqual(first % UInt64(batchSize), 1, "the kept items start at a batch")
+            XCTAssertEqual(queued, Array(first...total), "numbers run on without a gap")
+        }
+        intake.reset()
+        var one = [notification]
+        intake.append(moving: &one)
+        XCTAssertEqual(try intake.mailbox.pop(timeout: .seconds(5)).sequenceNumber, total + 1, "numbering goes on")
+        XCTAssertEqual(intake.history.list().map(\.sequenceNumber), [total + 1])
     }
 }

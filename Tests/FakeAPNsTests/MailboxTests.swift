@@ -43,11 +43,11 @@ final class MailboxTests: XCTestCase {
     func testTimeoutSaysWhatWasAwaitedAndWhatArrived() {
         let box = mailbox()
         box.append(contentsOf: [1, 3])
-        XCTAssertThrowsError(try box.pop(timeout: .milliseconds(20), matching: "an even number") { $0 % 2 == 0 }) { error in
+        XCTAssertThrowsError(try box.pop(timeout: .milliseconds(20), awaiting: "an even number") { $0 % 2 == 0 }) { error in
             let timeout = error as? MailboxTimeout
             XCTAssertEqual(timeout?.queuedCount, 2)
             let text = "\(error)"
-            XCTAssertTrue(text.contains("waiting for a number matching an even number"), text)
+            XCTAssertTrue(text.contains("waiting for an even number; "), text)
             XCTAssertTrue(text.contains("the queue holds 2: 1; 3"), text)
             XCTAssertTrue(text.contains("2 numbers arrived in all"), text)
         }
@@ -62,7 +62,7 @@ final class MailboxTests: XCTestCase {
 
     func testAsyncPopResumesWhenAnItemArrives() async throws {
         let box = mailbox()
-        async let popped = box.pop(timeout: .seconds(5))
+        async let popped = box.next(timeout: .seconds(5))
         XCTAssertTrue(eventually { box.waitingCount == 1 })
         box.append(9)
         let value = try await popped
@@ -72,7 +72,7 @@ final class MailboxTests: XCTestCase {
     func testAsyncPopTimesOutWithTheSameMessage() async {
         let box = mailbox()
         do {
-            _ = try await box.pop(count: 2, timeout: .milliseconds(20))
+            _ = try await box.next(count: 2, timeout: .milliseconds(20))
             XCTFail("expected a timeout")
         } catch {
             XCTAssertTrue("\(error)".contains("waiting for 2 numbers"), "\(error)")
@@ -83,7 +83,7 @@ final class MailboxTests: XCTestCase {
         let box = mailbox()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<10 {
-                group.addTask { try await box.pop(timeout: .seconds(5)) }
+                group.addTask { try await box.next(timeout: .seconds(5)) }
             }
             XCTAssertTrue(eventually { box.waitingCount == 10 })
             box.append(contentsOf: Array(1...10))
@@ -96,7 +96,7 @@ final class MailboxTests: XCTestCase {
 
     func testCancellingAnAsyncPopEndsItWithCancellationError() async {
         let box = mailbox()
-        let task = Task { try await box.pop(timeout: .seconds(30)) }
+        let task = Task { try await box.next(timeout: .seconds(30)) }
         XCTAssertTrue(eventually { box.waitingCount == 1 })
         task.cancel()
         do {
@@ -135,5 +135,99 @@ final class MailboxTests: XCTestCase {
         }
         let all = try box.pop(count: producers * each, timeout: .seconds(5))
         XCTAssertEqual(Set(all).count, producers * each)
+    }
+
+    func testEveryBlockingPopWorksFromSynchronousCode() throws {
+        let box = mailbox()
+        box.append(contentsOf: [1, 2, 3, 4, 5])
+        XCTAssertEqual(try box.pop(), 1)
+        XCTAssertEqual(try box.pop(count: 2), [2, 3])
+        XCTAssertEqual(try box.pop(awaiting: "an even number") { $0 % 2 == 0 }, 4)
+        XCTAssertEqual(try box.popAll(), [5])
+    }
+
+    func testNextAllTakesEverythingQueuedAndWaitsForTheNextBatch() async throws {
+        let box = mailbox()
+        box.append(contentsOf: [1, 2])
+        let first = try await box.nextAll(timeout: .zero)
+        XCTAssertEqual(first, [1, 2])
+        async let second = box.nextAll(timeout: .seconds(5))
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        box.append(contentsOf: [3, 4, 5])
+        let batch = try await second
+        XCTAssertEqual(batch, [3, 4, 5])
+        do {
+            _ = try await box.nextAll(timeout: .milliseconds(10))
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for any number; the queue is empty"), "\(error)")
+        }
+    }
+
+    func testNextWhereTimesOutSayingWhatWasAwaited() async {
+        let box = mailbox()
+        box.append(contentsOf: [1, 3])
+        do {
+            _ = try await box.next(timeout: .milliseconds(20), awaiting: "an even number") { $0 % 2 == 0 }
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for an even number; the queue holds 2: 1; 3"), "\(error)")
+        }
+        do {
+            _ = try await box.next(timeout: .milliseconds(10)) { $0 > 5 }
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertTrue("\(error)".contains("waiting for a number matching the predicate"), "\(error)")
+        }
+    }
+
+    func testACancelledBlockingWaitEndsPromptlyAndTakesNothing() throws {
+        let box = mailbox()
+        let cancellation = WaitCancellation()
+        let outcome = Locked<(any Error)?>(nil)
+        let waiter = try OSThread(name: "cancelled-pop") {
+            do {
+                _ = try box.pop(timeout: .seconds(60), cancellation: cancellation)
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        let cancelledAt = ContinuousClock.now
+        cancellation.cancel()
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { outcome.withLock { $0 != nil } })
+        waiter.join()
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(10), "woken, not timed out")
+        XCTAssertTrue(outcome.withLock { $0 } is CancellationError)
+        box.append(1)
+        XCTAssertEqual(box.count, 1, "a cancelled waiter takes nothing")
+        XCTAssertThrowsError(try box.pop(timeout: .seconds(60), cancellation: cancellation), "cancelled before it waits") {
+            XCTAssertTrue($0 is CancellationError)
+        }
+        XCTAssertEqual(box.count, 1)
+    }
+
+    func testNoTimerOutlivesAnAsyncPop() async throws {
+        let box = mailbox()
+        async let answered = box.next(timeout: .seconds(60))
+        XCTAssertTrue(eventually { box.liveTimerCount == 1 })
+        box.append(1)
+        let value = try await answered
+        XCTAssertEqual(value, 1)
+        XCTAssertEqual(box.liveTimerCount, 0, "answered: its timer is cancelled")
+
+        let cancelled = Task { try await box.next(timeout: .seconds(60)) }
+        XCTAssertTrue(eventually { box.liveTimerCount == 1 })
+        cancelled.cancel()
+        _ = try? await cancelled.value
+        XCTAssertEqual(box.liveTimerCount, 0, "cancelled: its timer is cancelled")
+
+        _ = try? await box.next(timeout: .milliseconds(10))
+        XCTAssertEqual(box.liveTimerCount, 0, "timed out: its timer is gone")
+
+        box.append(2)
+        let immediate = try await box.next(timeout: .seconds(60))
+        XCTAssertEqual(immediate, 2)
+        XCTAssertEqual(box.liveTimerCount, 0, "answered at once: no timer at all")
     }
 }

@@ -74,7 +74,7 @@ final class PolicyConcurrencyTests: XCTestCase {
         policy.faults.add(FaultRule(match: .every, action: .reject(.shutdown), times: .count(2)))
         for _ in 1...2 {
             XCTAssertTrue(policy.isActive)
-            guard case .fault = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) else {
+            guard case .fault = policy.judge(token: Fixtures.token, topic: nil) else {
                 return XCTFail("the rule did not act")
             }
         }
@@ -87,46 +87,46 @@ final class PolicyConcurrencyTests: XCTestCase {
     /// toggles (with the senders' other token registered): no notification to that token is
     /// ever queued, over the binary gateway or HTTP/2, and the others keep arriving.
     func testNoNotificationEscapesARuleInForceWhileRulesAndStrictModeChange() throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        server.faults.add(Self.rule)
-        server.devices.register(Fixtures.otherToken)
-        let stop = Atomic<Bool>(false)
-        let changes = try OSThread(name: "policy-changes") {
-            var strict = false
-            while !stop.load(ordering: .relaxed) {
-                let id = server.faults.add(FaultRule(match: .token(Self.unknownToken), action: .reject(.invalidToken)))
-                strict.toggle()
-                server.devices.isStrict = strict
-                server.faults.remove(id)
-                sched_yield()
+        try withFakeAPNs { server in
+            server.faults.add(Self.rule)
+            server.devices.register(Fixtures.otherToken)
+            let stop = Atomic<Bool>(false)
+            let changes = try OSThread(name: "policy-changes") {
+                var strict = false
+                while !stop.load(ordering: .relaxed) {
+                    let id = server.faults.add(FaultRule(match: .token(Self.unknownToken), action: .reject(.invalidToken)))
+                    strict.toggle()
+                    server.devices.isStrict = strict
+                    server.faults.remove(id)
+                    sched_yield()
+                }
             }
-        }
-        defer {
-            stop.store(true, ordering: .relaxed)
-            changes.join()
-        }
+            defer {
+                stop.store(true, ordering: .relaxed)
+                changes.join()
+            }
 
-        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port)
-        defer { http2.close() }
-        for round in 1...150 {
-            // Binary: the refused notification ends the connection, so one round, one connection.
-            let binary = try server.connectClient()
-            try binary.send(
-                BinaryEncoder.enhanced(identifier: UInt32(round), token: Fixtures.otherToken, payload: Fixtures.alert)
-                    + BinaryEncoder.enhanced(identifier: 1_000 + UInt32(round), token: Fixtures.token, payload: Fixtures.alert))
-            let answer = BinaryErrorResponse(bytes: try binary.readToEnd())
-            XCTAssertEqual(answer, BinaryErrorResponse(status: .invalidToken, identifier: 1_000 + UInt32(round)))
-            binary.close()
-            for token in [Fixtures.otherToken, Fixtures.token] {
-                let response = try http2.send(
-                    ProviderAPIClient.Request(token: token, payload: Fixtures.alert, topic: "com.example.app"))
-                XCTAssertEqual(response.status, token == Fixtures.token ? 400 : 200, "round \(round)")
+            let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
+            defer { http2.close() }
+            for round in 1...150 {
+                // Binary: the refused notification ends the connection, so one round, one connection.
+                let binary = try server.connectClient()
+                try binary.send(
+                    BinaryEncoder.enhanced(identifier: UInt32(round), token: Fixtures.otherToken, payload: Fixtures.alert)
+                        + BinaryEncoder.enhanced(identifier: 1_000 + UInt32(round), token: Fixtures.token, payload: Fixtures.alert))
+                let answer = BinaryErrorResponse(bytes: try binary.readToEnd())
+                XCTAssertEqual(answer, BinaryErrorResponse(status: .invalidToken, identifier: 1_000 + UInt32(round)))
+                binary.close()
+                for token in [Fixtures.otherToken, Fixtures.token] {
+                    let response = try http2.send(
+                        ProviderAPIClient.Request(token: token, payload: Fixtures.alert, topic: "com.example.app"))
+                    XCTAssertEqual(response.status, token == Fixtures.token ? 400 : 200, "round \(round)")
+                }
             }
+            let queued = server.notifications.snapshot()
+            XCTAssertEqual(queued.filter { $0.deviceToken == Fixtures.token }.count, 0, "escaped the rule")
+            XCTAssertEqual(queued.filter { $0.deviceToken == Fixtures.otherToken }.count, 300)
         }
-        let queued = server.notifications.snapshot()
-        XCTAssertEqual(queued.filter { $0.deviceToken == Fixtures.token }.count, 0, "escaped the rule")
-        XCTAssertEqual(queued.filter { $0.deviceToken == Fixtures.otherToken }.count, 300)
     }
 
     /// Before the reset a rule refuses the token; after it, strict mode (the configuration's)
@@ -139,7 +139,7 @@ final class PolicyConcurrencyTests: XCTestCase {
         policy.faults.add(Self.rule)
         let judging = try OSThread(name: "policy-judging") {
             while !stop.load(ordering: .relaxed) {
-                if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil, wait: { _ in true }) {
+                if policy.isActive, case .accept = policy.judge(token: Fixtures.token, topic: nil) {
                     escaped.add(1, ordering: .relaxed)
                 } else if !policy.isActive {
                     escaped.add(1, ordering: .relaxed)

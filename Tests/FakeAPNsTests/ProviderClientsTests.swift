@@ -22,7 +22,7 @@ final class ProviderClientsTests: XCTestCase {
     }
 
     private func http2Client() throws -> ProviderAPIClient {
-        try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port)
+        try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
     }
 
     private func push(topic: String? = "com.example.app", apnsID: String? = nil) -> ProviderAPIClient.Request {
@@ -207,7 +207,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2SilentServerTimesOut() throws {
         server.faults.add(FaultRule(match: .every, action: .delay(.seconds(3))))
-        let client = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port, timeout: .milliseconds(300))
+        let client = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!, timeout: .milliseconds(300))
         defer { client.close() }
         XCTAssertThrowsError(try client.send(push())) { error in
             XCTAssertTrue("\(error)".contains("no answer within 0.3 seconds"), "\(error)")
@@ -231,7 +231,7 @@ final class ProviderClientsTests: XCTestCase {
     // MARK: - Connection errors
 
     func testRefusedConnectionSaysSo() throws {
-        let port = server.http2Port
+        let port = server.http2Port!
         server.stop()
         XCTAssertThrowsError(try ProviderAPIClient(host: "127.0.0.1", port: port)) { error in
             XCTAssertTrue("\(error)".contains("Connection refused"), "\(error)")

@@ -11,7 +11,7 @@ final class RealClientTests: XCTestCase {
     }
 
     private func url(_ token: DeviceToken = Fixtures.token) -> String {
-        "https://127.0.0.1:\(server.http2Port)/3/device/\(token.hex)"
+        "https://127.0.0.1:\(server.http2Port!)/3/device/\(token.hex)"
     }
 
     private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
@@ -53,7 +53,7 @@ final class RealClientTests: XCTestCase {
 
     func testCurlSeesAppleErrorBodies() throws {
         server = try FakeAPNsServer.started()
-        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port)/3/device/xyz"])
+        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port!)/3/device/xyz"])
         XCTAssertEqual(answer.status, 400)
         XCTAssertEqual(answer.body, #"{"reason":"BadDeviceToken"}"#)
     }

@@ -40,7 +40,7 @@ final class RegistryAndFaultTests: XCTestCase {
         XCTAssertEqual(BinaryErrorResponse(bytes: answer), BinaryErrorResponse(status: .invalidToken, identifier: 2))
         XCTAssertEqual(server.notifications.snapshot().map(\.identifier), [1])
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.status, .invalidToken)
+        XCTAssertEqual(rejection.answer, .status(.invalidToken))
         XCTAssertEqual(rejection.reason, "Invalid token")
         XCTAssertEqual(rejection.cause, .registry)
         XCTAssertEqual(rejection.deviceToken, Fixtures.otherToken)
@@ -52,12 +52,12 @@ final class RegistryAndFaultTests: XCTestCase {
     }
 
     func testStrictModeFromTheConfiguration() throws {
-        let strict = try FakeAPNsServer.started(configuration: .init(strictDeviceRegistry: true))
-        defer { strict.stop() }
-        XCTAssertTrue(strict.devices.isStrict)
-        let client = try strict.connectClient()
-        try client.send(enhanced(5))
-        XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .invalidToken, identifier: 5))
+        try withFakeAPNs(configuration: .init(strictDeviceRegistry: true)) { strict in
+            XCTAssertTrue(strict.devices.isStrict)
+            let client = try strict.connectClient()
+            try client.send(enhanced(5))
+            XCTAssertEqual(BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .invalidToken, identifier: 5))
+        }
     }
 
     func testTokenOfTheOtherEnvironmentIsRefusedWithStatus8() throws {
@@ -221,7 +221,7 @@ final class RegistryAndFaultTests: XCTestCase {
     func testMalformedInputLandsOnTheRejectionsQueue() throws {
         _ = try sendAndReadAnswer(BinaryEncoder.frame(items: [.identifier(5), .deviceToken(Fixtures.token)]))
         let rejection = try server.rejections.pop(timeout: .seconds(5))
-        XCTAssertEqual(rejection.status, .missingPayload)
+        XCTAssertEqual(rejection.answer, .status(.missingPayload))
         XCTAssertEqual(rejection.reason, "Missing payload")
         XCTAssertEqual(rejection.cause, .malformed)
         XCTAssertEqual(rejection.identifier, 5)

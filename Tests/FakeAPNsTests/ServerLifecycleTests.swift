@@ -30,21 +30,21 @@ final class ServerLifecycleTests: XCTestCase {
     }
 
     func testListensOnIPv6Loopback() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(host: "::1"))
-        defer { server.stop() }
-        let client = try server.connectClient()
-        try client.send(BinaryEncoder.enhanced(identifier: 6, token: Fixtures.token, payload: Fixtures.alert))
-        let notification = try server.notifications.pop(timeout: .seconds(5))
-        XCTAssertEqual(notification.identifier, 6)
-        XCTAssertTrue(notification.connection.peer.hasPrefix("[::1]:"), notification.connection.peer)
+        try withFakeAPNs(configuration: .init(host: "::1")) { server in
+            let client = try server.connectClient()
+            try client.send(BinaryEncoder.enhanced(identifier: 6, token: Fixtures.token, payload: Fixtures.alert))
+            let notification = try server.notifications.pop(timeout: .seconds(5))
+            XCTAssertEqual(notification.identifier, 6)
+            XCTAssertTrue(notification.connection.peer.hasPrefix("[::1]:"), notification.connection.peer)
+        }
     }
 
     func testBindingAnAddressInUseFailsWithAClearError() throws {
-        let first = try FakeAPNsServer.started()
-        defer { first.stop() }
-        let second = FakeAPNsServer(configuration: .init(gatewayPort: first.gatewayPort))
-        XCTAssertThrowsError(try second.start()) { error in
-            XCTAssertTrue("\(error)".contains("Address already in use"), "\(error)")
+        try withFakeAPNs { first in
+            let second = FakeAPNsServer(configuration: .init(gatewayPort: first.gatewayPort))
+            XCTAssertThrowsError(try second.start()) { error in
+                XCTAssertTrue("\(error)".contains("Address already in use"), "\(error)")
+            }
         }
     }
 
@@ -57,17 +57,17 @@ final class ServerLifecycleTests: XCTestCase {
         server.stop()
         server.stop()
         XCTAssertEqual(server.openConnectionCount, 0)
-        let again = try FakeAPNsServer.started(configuration: .init(gatewayPort: port))
-        defer { again.stop() }
-        XCTAssertEqual(again.gatewayPort, port)
+        try withFakeAPNs(configuration: .init(gatewayPort: port)) { again in
+            XCTAssertEqual(again.gatewayPort, port)
+        }
     }
 
     func testStopBeforeStartIsHarmlessAndStartingTwiceIsAnError() throws {
         let never = FakeAPNsServer()
         never.stop()
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        XCTAssertThrowsError(try server.start())
+        try withFakeAPNs { server in
+            XCTAssertThrowsError(try server.start())
+        }
     }
 
     func testStopClosesEveryConnectionEvenStalledOnes() throws {
@@ -117,7 +117,7 @@ final class ServerLifecycleTests: XCTestCase {
         XCTAssertEqual(try client.readToEnd(), [8, 10, 0, 0, 0, 1], "status 10: resend after identifier 1")
         XCTAssertEqual(server.notifications.count, 0)
         let rejection = try server.rejections.pop(timeout: .zero)
-        XCTAssertEqual(rejection.status, .shutdown)
+        XCTAssertEqual(rejection.answer, .status(.shutdown))
         XCTAssertEqual(rejection.connectionClosed, true)
     }
 

@@ -11,17 +11,17 @@ final class TLSTests: XCTestCase {
     }
 
     func testServerPresentsTheBuiltInIdentityThatTheTestCAVerifies() throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        // The client verifies the chain against TestCerts/ca.pem and the name "127.0.0.1".
-        let notification = try send(to: server, identity: nil)
-        XCTAssertFalse(notification.connection.tlsVersion.isEmpty)
+        try withFakeAPNs { server in
+            // The client verifies the chain against TestCerts/ca.pem and the name "127.0.0.1".
+            let notification = try send(to: server, identity: nil)
+            XCTAssertFalse(notification.connection.tlsVersion.isEmpty)
+        }
     }
 
     func testClientThatTrustsAnotherCARefusesTheServer() throws {
-        let server = try FakeAPNsServer.started()
-        defer { server.stop() }
-        XCTAssertThrowsError(try TLSClient(host: "127.0.0.1", port: server.gatewayPort, trustedCAsPEM: TestCertificates.untrustedCAPEM))
+        try withFakeAPNs { server in
+            XCTAssertThrowsError(try TLSClient(host: "127.0.0.1", port: server.gatewayPort, trustedCAsPEM: TestCertificates.untrustedCAPEM))
+        }
     }
 
     func testCustomIdentityWithPassphraseIsPresented() throws {
@@ -30,9 +30,9 @@ final class TLSTests: XCTestCase {
             certificateFile: root.appendingPathComponent("TestCerts/server.pem").path,
             privateKeyFile: root.appendingPathComponent("TestCerts/server-encrypted.key").path,
             passphrase: "fake-apns")
-        let server = try FakeAPNsServer.started(configuration: .init(identity: identity))
-        defer { server.stop() }
-        XCTAssertEqual(try send(to: server, identity: nil).identifier, 1)
+        try withFakeAPNs(configuration: .init(identity: identity)) { server in
+            XCTAssertEqual(try send(to: server, identity: nil).identifier, 1)
+        }
     }
 
     func testWrongPassphraseIsAClearError() throws {
@@ -53,45 +53,45 @@ final class TLSTests: XCTestCase {
     }
 
     func testClientCertificateSubjectAndTopicAreRecorded() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .optional()))
-        defer { server.stop() }
-        let certificate = try XCTUnwrap(try send(to: server, identity: .testClient).connection.clientCertificate)
-        XCTAssertEqual(certificate.topic, "com.example.app")
-        XCTAssertTrue(certificate.subject.contains("CN=Apple Push Services: com.example.app"), certificate.subject)
-        XCTAssertTrue(certificate.subject.contains("UID=com.example.app"), certificate.subject)
+        try withFakeAPNs(configuration: .init(clientCertificates: .optional())) { server in
+            let certificate = try XCTUnwrap(try send(to: server, identity: .testClient).connection.clientCertificate)
+            XCTAssertEqual(certificate.topic, "com.example.app")
+            XCTAssertTrue(certificate.subject.contains("CN=Apple Push Services: com.example.app"), certificate.subject)
+            XCTAssertTrue(certificate.subject.contains("UID=com.example.app"), certificate.subject)
+        }
     }
 
     func testOptionalClientCertificateLetsClientsWithoutOneIn() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .optional()))
-        defer { server.stop() }
-        XCTAssertNil(try send(to: server, identity: nil).connection.clientCertificate)
+        try withFakeAPNs(configuration: .init(clientCertificates: .optional())) { server in
+            XCTAssertNil(try send(to: server, identity: nil).connection.clientCertificate)
+        }
     }
 
     func testRequiredClientCertificateRefusesClientsWithoutATrustedOne() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
-        defer { server.stop() }
-        for (name, identity) in [("none", nil), ("untrusted", TLSIdentity.untrustedClient), ("expired", .expiredClient)] {
-            // TLS 1.3 clients learn of the refusal on their first read.
-            do {
-                let client = try server.connectClient(identity: identity)
-                try? client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
-                XCTAssertThrowsError(try client.readToEnd(), "client certificate: \(name)")
-            } catch {
-                // Refused during the handshake itself: also right.
+        try withFakeAPNs(configuration: .init(clientCertificates: .required())) { server in
+            for (name, identity) in [("none", nil), ("untrusted", TLSIdentity.untrustedClient), ("expired", .expiredClient)] {
+                // TLS 1.3 clients learn of the refusal on their first read.
+                do {
+                    let client = try server.connectClient(identity: identity)
+                    try? client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
+                    XCTAssertThrowsError(try client.readToEnd(), "client certificate: \(name)")
+                } catch {
+                    // Refused during the handshake itself: also right.
+                }
             }
+            XCTAssertEqual(server.notifications.count, 0)
+            XCTAssertEqual(try send(to: server, identity: .testClient).connection.clientCertificate?.topic, "com.example.app")
         }
-        XCTAssertEqual(server.notifications.count, 0)
-        XCTAssertEqual(try send(to: server, identity: .testClient).connection.clientCertificate?.topic, "com.example.app")
     }
 
     func testSandboxCertificateTopicComesFromItsUID() throws {
-        let server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
-        defer { server.stop() }
-        let sandbox = TLSIdentity(
-            certificateChainPEM: TestCertificates.sandboxClientCertificatePEM,
-            privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
-        let certificate = try send(to: server, identity: sandbox).connection.clientCertificate
-        XCTAssertEqual(certificate?.topic, "com.example.sandbox")
-        XCTAssertTrue(certificate?.subject.contains("Apple Development IOS Push Services") == true)
+        try withFakeAPNs(configuration: .init(clientCertificates: .required())) { server in
+            let sandbox = TLSIdentity(
+                certificateChainPEM: TestCertificates.sandboxClientCertificatePEM,
+                privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
+            let certificate = try send(to: server, identity: sandbox).connection.clientCertificate
+            XCTAssertEqual(certificate?.topic, "com.example.sandbox")
+            XCTAssertTrue(certificate?.subject.contains("Apple Development IOS Push Services") == true)
+        }
     }
 }

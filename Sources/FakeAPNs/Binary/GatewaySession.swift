@@ -1,12 +1,12 @@
 import Foundation
 
 /// What every gateway connection of one server shares: the decoder's limits, the policy, and
-/// the queues.
+/// the intakes.
 struct GatewayContext: Sendable {
     let decoder: BinaryDecoder
     let policy: Policy
-    let notifications: Mailbox<PushNotification>
-    let rejections: Mailbox<Rejection>
+    let notifications: Intake<PushNotification>
+    let rejections: Intake<Rejection>
 }
 
 /// One connection to the binary gateway: reads, decodes every complete notification in what
@@ -128,11 +128,13 @@ struct GatewaySession {
     /// refusal; returns how the connection ends when it must.
     private func judge(_ notification: PushNotification, batch: inout [PushNotification]) -> Ending? {
         let topic = connection.info.clientCertificate?.topic
-        let verdict = context.policy.judge(token: notification.deviceToken, topic: topic) { duration in
+        var verdict = context.policy.judge(token: notification.deviceToken, topic: topic)
+        if case .delay(let duration) = verdict {
             // Whatever arrived before the delay is delivered before it.
             context.notifications.append(contentsOf: batch)
             batch.removeAll()
-            return connection.listener.pause(duration)
+            verdict = connection.listener.pause(duration)
+                ? context.policy.judge(token: notification.deviceToken, topic: topic, afterDelay: true) : .stopped
         }
         let refusal: (BinaryStatus, String, Rejection.Cause)
         switch verdict {
@@ -157,7 +159,7 @@ struct GatewaySession {
             refusal = (BinaryStatus(apnsReason: reason), "fault rule: \(rule)", .fault)
         case .fault(let rule, _):
             return closeSilently(notification, detail: "fault rule: \(rule)", batch: &batch)
-        case .stopped:
+        case .stopped, .delay:
             refusal = (.shutdown, "the server stopped during a fault delay", .fault)
         }
         context.notifications.append(contentsOf: batch)
@@ -181,7 +183,7 @@ struct GatewaySession {
         response: BinaryErrorResponse?, closed: Bool
     ) {
         context.rejections.append(Rejection(
-            status: status, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
+            answer: status.map { .status($0) }, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
             connectionClosed: closed, identifier: response?.identifier ?? notification.identifier,
             deviceToken: notification.deviceToken, payload: notification.payload, format: notification.format,
             connection: connection.info, receivedAt: notification.receivedAt))
@@ -191,7 +193,7 @@ struct GatewaySession {
     private func refuse(_ failure: BinaryDecoder.Failure) -> Ending {
         let response = failure.sendsResponse ? BinaryErrorResponse(status: failure.status, identifier: failure.identifier) : nil
         context.rejections.append(Rejection(
-            status: failure.status, detail: failure.reason, cause: .malformed, responseSent: response != nil,
+            answer: .status(failure.status), detail: failure.reason, cause: .malformed, responseSent: response != nil,
             connectionClosed: true, identifier: failure.identifier, deviceToken: failure.token.map { DeviceToken(bytes: $0) },
             payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info))
         return Ending(response: response)

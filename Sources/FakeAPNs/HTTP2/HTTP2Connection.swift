@@ -6,8 +6,8 @@ struct HTTP2Context: Sendable {
     let authentication: HTTP2Authentication
     let verifier: ProviderTokenVerifier?
     let policy: Policy
-    let notifications: Mailbox<PushNotification>
-    let rejections: Mailbox<Rejection>
+    let notifications: Intake<PushNotification>
+    let rejections: Intake<Rejection>
     let clock: @Sendable () -> Date
 }
 
@@ -316,12 +316,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
         // With no fault rule and an open, empty registry the policy accepts everything: one
         // atomic load instead of asking it, as the binary gateway does.
-        let verdict: Policy.Verdict
+        var verdict: Policy.Verdict
         if context.policy.isActive {
             let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
-            verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic) { duration in
+            verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic)
+            if case .delay(let duration) = verdict {
                 _ = flush()
-                return connection.listener.pause(duration)
+                verdict = connection.listener.pause(duration)
+                    ? context.policy.judge(token: validated.deviceToken, topic: baseTopic, afterDelay: true) : .stopped
             }
         } else {
             verdict = .accept
@@ -355,7 +357,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             // The answers to what came before leave; nothing after is handled.
             streamCeiling = 0
             closing = true
-        case .fault(_, .delay), .stopped:
+        case .fault(_, .delay), .delay, .stopped:
             // The server stopped during a fault delay: this request was not processed.
             session.submitReset(stream, errorCode: Self.refusedStream)
             goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
@@ -411,7 +413,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         processed(stream)
         refusalStreams.append(stream)
         refusals.append(Rejection(
-            apnsReason: reason, reason: label, detail: detail, cause: cause, responseSent: responseSent,
+            answer: reason.map { .reason($0) }, reason: label, detail: detail, cause: cause, responseSent: responseSent,
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, unregisteredAt: unregisteredAt,

@@ -11,18 +11,56 @@ extension PushNotification {
     ///
     /// A payload that is not valid JSON appears as `"payload":null` with `payloadText` (or
     /// `payloadBase64` when it is not UTF-8) and `payloadError`.
-    public var jsonObject: JSONValue {
-        var bytes: [UInt8] = []
-        var writer = JSONLineWriter(eventName: nil)
-        writer.append(self, to: &bytes)
-        bytes.removeLast()
-        // What the writer produces always parses; the fallback only keeps this total.
-        return (try? JSONValue.parse(bytes)) ?? .null
+    package var jsonObject: JSONValue {
+        var members: [JSONObject.Element] = [
+            (key: "sequence", value: .int(Int(sequenceNumber))),
+            (key: "token", value: .string(deviceToken.hex)),
+        ]
+        // The members `JSONLineWriter` writes, in its order: a payload copied into a line as it
+        // came parses to the payload's own JSON.
+        if let json = payload.json, payload.parseError == nil {
+            members.append((key: "payload", value: json))
+        } else {
+            members.append((key: "payload", value: .null))
+            if let text = payload.text {
+                members.append((key: "payloadText", value: .string(text)))
+            } else {
+                members.append((key: "payloadBase64", value: .string(payload.data.base64EncodedString())))
+            }
+            members.append((key: "payloadError", value: .string(payload.parseError.map { "\($0)" } ?? "not valid JSON")))
+        }
+        members += [
+            (key: "identifier", value: .int(Int(identifier))),
+            (key: "expiration", value: expiration.map { .int(Int($0)) } ?? .null),
+            (key: "priority", value: .int(priority.rawValue)),
+            (key: "format", value: .string(format.rawValue)),
+        ]
+        if let http2 {
+            members += [
+                (key: "apnsID", value: .string(http2.apnsID)),
+                (key: "topic", value: http2.topic.map { .string($0) } ?? .null),
+                (key: "pushType", value: http2.pushType.map { .string($0.rawValue) } ?? .null),
+                (key: "collapseID", value: http2.collapseID.map { .string($0) } ?? .null),
+            ]
+            if let token = http2.providerToken {
+                members += [(key: "keyID", value: .string(token.keyID)), (key: "teamID", value: .string(token.teamID))]
+            }
+        }
+        members += [
+            (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),
+            (key: "connection", value: .int(connection.id)),
+            (key: "peer", value: .string(connection.peer)),
+        ]
+        if let certificate = connection.clientCertificate {
+            members.append((key: "clientSubject", value: .string(certificate.subject)))
+            if let topic = certificate.topic { members.append((key: "clientTopic", value: .string(topic))) }
+        }
+        return .object(JSONObject(members))
     }
 
     /// The notification as one line of JSON with `"event":event` first, as the daemon logs it.
     /// A valid payload is copied into the line as it came, without being parsed.
-    public func jsonLine(event: String) -> String {
+    package func jsonLine(event: String) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(payload.count + 400)
         var writer = JSONLineWriter(event: event)
@@ -45,8 +83,8 @@ extension PushNotification {
     /// for notification in batch { writer.append(notification, to: &buffer) }
     /// write(descriptor, buffer, buffer.count)
     /// ```
-    public struct JSONLineWriter {
-        /// `{"event":"…","sequence":`, or `{"sequence":` without an event.
+    package struct JSONLineWriter {
+        /// `{"event":"…","sequence":`.
         private let opening: [UInt8]
         private var timestamps = Timestamp.Writer()
         /// The connection whose members `connectionMembers` holds.
@@ -55,24 +93,16 @@ extension PushNotification {
         private var connectionMembers: [UInt8] = []
 
         /// A writer of lines whose first member is `"event":event`.
-        public init(event: String) {
-            self.init(eventName: event)
-        }
-
-        init(eventName: String?) {
+        package init(event: String) {
             var opening: [UInt8] = []
-            if let eventName {
-                JSONWriter.append(#"{"event":"#, to: &opening)
-                JSONWriter.writeString(eventName, to: &opening)
-                JSONWriter.append(#","sequence":"#, to: &opening)
-            } else {
-                JSONWriter.append(#"{"sequence":"#, to: &opening)
-            }
+            JSONWriter.append(#"{"event":"#, to: &opening)
+            JSONWriter.writeString(event, to: &opening)
+            JSONWriter.append(#","sequence":"#, to: &opening)
             self.opening = opening
         }
 
         /// Appends the notification's line and a line feed to `output`.
-        public mutating func append(_ notification: PushNotification, to output: inout [UInt8]) {
+        package mutating func append(_ notification: PushNotification, to output: inout [UInt8]) {
             if connection !== notification.connection {
                 connection = notification.connection
                 connectionMembers.removeAll(keepingCapacity: true)

@@ -60,55 +60,55 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     }
 
     /// The device the notification is for.
-    public var deviceToken: DeviceToken {
+    public package(set) var deviceToken: DeviceToken {
         get { storage.deviceToken }
         set { unique.deviceToken = newValue }
     }
     /// The JSON payload: raw bytes, parsed on first use, with typed `aps` accessors.
-    public var payload: Payload {
+    public package(set) var payload: Payload {
         get { storage.payload }
         set { unique.payload = newValue }
     }
     /// The binary notification identifier (commands 1 and 2), echoed in error responses.
     /// Its 4 bytes are opaque: this is their big-endian reading. 0 when the client sent none.
-    public var identifier: UInt32 {
+    public package(set) var identifier: UInt32 {
         get { storage.identifier }
         set { unique.identifier = newValue }
     }
     /// The expiry as sent, in UNIX seconds: 0 means "do not store". Nil when the format has
     /// none (command 0).
-    public var expiration: UInt32? {
+    public package(set) var expiration: UInt32? {
         get { storage.expiration }
         set { unique.expiration = newValue }
     }
     /// The delivery priority (10 when the client sent none).
-    public var priority: Priority {
+    public package(set) var priority: Priority {
         get { storage.priority }
         set { unique.priority = newValue }
     }
     /// The wire format that carried the notification.
-    public var format: Format {
+    public package(set) var format: Format {
         get { storage.format }
         set { unique.format = newValue }
     }
     /// The connection it came over.
-    public var connection: ConnectionInfo {
+    public package(set) var connection: ConnectionInfo {
         get { storage.connection }
         set { unique.connection = newValue }
     }
     /// When the server finished reading it.
-    public var receivedAt: Date {
+    public package(set) var receivedAt: Date {
         get { storage.receivedAt }
         set { unique.receivedAt = newValue }
     }
     /// Its place in the order of arrival at this server, from 1.
-    public var sequenceNumber: UInt64 {
+    public package(set) var sequenceNumber: UInt64 {
         get { storage.sequenceNumber }
         set { unique.sequenceNumber = newValue }
     }
 
     /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.
-    public var http2: HTTP2Fields? {
+    public package(set) var http2: HTTP2Fields? {
         get { storage.http2 }
         set { unique.http2 = newValue }
     }
@@ -138,7 +138,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         public let providerToken: ProviderTokenClaims?
 
         /// HTTP/2 fields.
-        public init(
+        package init(
             apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?
         ) {
             self.apnsID = apnsID
@@ -156,7 +156,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     }
 
     /// A notification value, as the decoders build it.
-    public init(
+    package init(
         deviceToken: DeviceToken, payload: Payload, identifier: UInt32 = 0, expiration: UInt32? = nil,
         priority: Priority = .immediately, format: Format, connection: ConnectionInfo,
         receivedAt: Date = Date(), sequenceNumber: UInt64 = 0, http2: HTTP2Fields? = nil
@@ -167,6 +167,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             sequenceNumber: sequenceNumber, http2: http2)
     }
 
+    /// A one-line summary: sequence, format, token, identifier or apns-id, topic and the start of the payload.
     public var description: String {
         var text = "#\(sequenceNumber) \(format) token \(deviceToken.hex)"
         if let apnsID {
@@ -191,13 +192,16 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// An HTTP/2 provider API request.
         case http2
 
+        /// The format's name, as the daemon's JSON writes it.
         public var description: String { rawValue }
     }
 }
 
 /// A notification's delivery priority, as APNs defines it.
 public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The `apns-priority` value (the binary priority item).
     public let rawValue: Int
+    /// The priority with this value, documented or not.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// 10: send at once (the default).
@@ -207,36 +211,6 @@ public struct Priority: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// 1: favour power; never wake the device.
     public static let prioritizingPowerEfficiency = Priority(rawValue: 1)
 
+    /// The value as a number.
     public var description: String { String(rawValue) }
-}
-
-/// The connection a notification came over. One instance is shared by every notification of
-/// a connection.
-public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
-    /// A number unique among the connections of one server, from 1.
-    public let id: Int
-    /// The client's address, "127.0.0.1:53122" or "[::1]:53122".
-    public let peer: String
-    /// The verified client certificate, when the client sent one.
-    public let clientCertificate: ClientCertificateInfo?
-    /// The TLS version negotiated, e.g. "TLSv1.3".
-    public let tlsVersion: String
-
-    /// A connection record.
-    public init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
-        self.id = id
-        self.peer = peer
-        self.clientCertificate = clientCertificate
-        self.tlsVersion = tlsVersion
-    }
-
-    public var description: String { "connection \(id) from \(peer)" }
-
-    public static func == (lhs: ConnectionInfo, rhs: ConnectionInfo) -> Bool {
-        lhs.id == rhs.id && lhs.peer == rhs.peer
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-    }
 }

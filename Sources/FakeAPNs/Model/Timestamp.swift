@@ -6,9 +6,9 @@ import Glibc
 
 /// RFC 3339 UTC timestamps with microseconds ("2026-11-29T13:05:09.123456Z"), as the daemon
 /// prints them. Formatted by hand: it runs once per logged notification.
-public enum Timestamp {
+package enum Timestamp {
     /// `date` as RFC 3339 UTC with microseconds.
-    public static func rfc3339(_ date: Date) -> String {
+    package static func rfc3339(_ date: Date) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(27)
         let (seconds, micros) = split(date)

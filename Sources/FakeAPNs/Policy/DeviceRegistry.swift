@@ -13,14 +13,15 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// A registered device.
     public struct Device: Sendable, Hashable, CustomStringConvertible {
         /// The device token.
-        public var token: DeviceToken
+        public internal(set) var token: DeviceToken
         /// The app (bundle ID) the token belongs to; nil: any.
-        public var topic: String?
+        public internal(set) var topic: String?
         /// The environment that issued the token; nil: either.
-        public var environment: APNsEnvironment?
+        public internal(set) var environment: PushEnvironment?
         /// When the app was uninstalled from the device; nil while it is installed.
-        public var unregisteredAt: Date?
+        public internal(set) var unregisteredAt: Date?
 
+        /// The token, then the topic, environment and unregistration date when set.
         public var description: String {
             var text = token.hex
             if let topic { text += " topic \(topic)" }
@@ -47,18 +48,25 @@ public final class DeviceRegistry: @unchecked Sendable {
 
     /// The policy's lock, shared with the fault rules.
     private let lock: ConditionLock
+    /// Where the registry says, in the same step as each change, whether it can refuse anything.
+    private let activity: PolicyActivity
     private var entries: [DeviceToken: Device] = [:]
     private var order: [DeviceToken] = []
     private var strict: Bool
     private let feedback: FeedbackService
-    /// Called with the lock held after every change.
-    private let changed: @Sendable () -> Void
 
-    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
+    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, activity: PolicyActivity) {
         self.strict = strict
         self.feedback = feedback
         self.lock = lock
-        self.changed = changed
+        self.activity = activity
+        lock.withLock { changed() }
+    }
+
+    /// With the lock held, after every change: strict, or holding devices, the registry can
+    /// refuse.
+    private func changed() {
+        activity.setLocked(PolicyActivity.devices, strict || !entries.isEmpty)
     }
 
     /// Strict mode: refuse tokens the registry does not hold.
@@ -73,7 +81,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     }
 
     /// Registers (or re-registers, clearing an unregistration) a device.
-    public func register(_ token: DeviceToken, topic: String? = nil, environment: APNsEnvironment? = nil) {
+    public func register(_ token: DeviceToken, topic: String? = nil, environment: PushEnvironment? = nil) {
         lock.withLock {
             if entries[token] == nil { order.append(token) }
             entries[token] = Device(token: token, topic: topic, environment: environment, unregisteredAt: nil)
@@ -106,18 +114,15 @@ public final class DeviceRegistry: @unchecked Sendable {
 
     /// Forgets every device (strict mode stays as it is).
     public func removeAll() {
-        lock.withLock {
-            resetLocked(strict: strict)
-            changed()
-        }
+        lock.withLock { resetLocked(strict: strict) }
     }
 
-    /// Forgets every device and sets strict mode; the caller holds the lock and refreshes the
-    /// policy.
+    /// Forgets every device and sets strict mode; the caller holds the lock.
     func resetLocked(strict: Bool) {
         entries.removeAll()
         order.removeAll()
         self.strict = strict
+        changed()
     }
 
     /// The device registered with `token`.
@@ -130,14 +135,8 @@ public final class DeviceRegistry: @unchecked Sendable {
         lock.withLock { order.compactMap { entries[$0] } }
     }
 
-    /// Whether the registry can refuse anything: strict, or holding devices; the caller holds
-    /// the lock.
-    var isActiveLocked: Bool {
-        strict || !entries.isEmpty
-    }
-
     /// What the registry says of a notification; the caller holds the lock.
-    func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: APNsEnvironment) -> Verdict {
+    func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: PushEnvironment) -> Verdict {
         guard let device = entries[token] else {
             return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
         }

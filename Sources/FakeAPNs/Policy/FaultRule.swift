@@ -20,6 +20,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         /// Every notification.
         case every
 
+        /// What the rule matches.
         public var description: String {
             switch self {
             case .token(let token): "token \(token.hex)"
@@ -54,6 +55,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         /// rule says otherwise); the connection reads nothing meanwhile.
         case delay(Duration)
 
+        /// What the action does.
         public var description: String {
             switch self {
             case .reject(let status): "reject with status \(status)"
@@ -83,6 +85,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
             }
         }
 
+        /// How many times.
         public var description: String {
             switch self {
             case .once: "once"
@@ -106,6 +109,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         self.times = times
     }
 
+    /// The action, the match and the times, as fault details in rejections read.
     public var description: String { "\(action) for \(match), \(times)" }
 }
 
@@ -125,19 +129,25 @@ public final class FaultRules: @unchecked Sendable {
         /// Notifications seen since it was added (for `.nth`).
         var seen: Int
 
+        /// The id, the rule and its hits.
         public var description: String { "rule \(id): \(rule) (\(hits) hits)" }
     }
 
     /// The policy's lock, shared with the device registry.
     private let lock: ConditionLock
+    /// Where the rules say, in the same step as each change, whether any can still act.
+    private let activity: PolicyActivity
     private var entries: [Entry] = []
     private var lastID = 0
-    /// Called with the lock held after every change.
-    private let changed: @Sendable () -> Void
 
-    init(lock: ConditionLock, changed: @escaping @Sendable () -> Void) {
+    init(lock: ConditionLock, activity: PolicyActivity) {
         self.lock = lock
-        self.changed = changed
+        self.activity = activity
+    }
+
+    /// With the lock held, after every change.
+    private func changed() {
+        activity.setLocked(PolicyActivity.faults, entries.contains { $0.remaining != 0 })
     }
 
     /// Adds a rule; returns its id.
@@ -164,25 +174,18 @@ public final class FaultRules: @unchecked Sendable {
 
     /// Removes every rule.
     public func removeAll() {
-        lock.withLock {
-            removeAllLocked()
-            changed()
-        }
+        lock.withLock { removeAllLocked() }
     }
 
-    /// Removes every rule; the caller holds the lock and refreshes the policy.
+    /// Removes every rule; the caller holds the lock.
     func removeAllLocked() {
         entries.removeAll()
+        changed()
     }
 
     /// The rules, in order, with what is left of each (used-up rules included until removed).
     public var rules: [Entry] {
         lock.withLock { entries }
-    }
-
-    /// Whether any rule can still act; the caller holds the lock.
-    var isActiveLocked: Bool {
-        entries.contains { $0.remaining != 0 }
     }
 
     /// The action of the first rule that hits this notification, counting it as used; the

@@ -5,82 +5,81 @@ import Synchronization
 /// test asked for them explicitly), then the device registry. With no rule and an empty open
 /// registry it is inactive, and the gateway skips it with one atomic load.
 ///
-/// The rules, the registry and the active flag share one lock: every change decides whether
-/// the policy is active in the same step as it changes the state, so concurrent control
-/// requests cannot leave it inactive while a rule or strict mode is in force, and a verdict
-/// sees the rules and the registry as they were at one instant.
+/// The rules and the registry share one lock, so a verdict sees them as they were at one
+/// instant; each says whether it can refuse anything through `PolicyActivity`, in the same step
+/// as it changes. Nothing here calls back into a session: a fault delay comes back as a
+/// verdict the session waits out itself.
 final class Policy: Sendable {
     let faults: FaultRules
     let devices: DeviceRegistry
-    let environment: APNsEnvironment
+    let environment: PushEnvironment
     private let lock = ConditionLock()
-    private let active = Atomic<Bool>(false)
+    private let activity = PolicyActivity()
 
     /// What the policy says of one notification; each transport answers in its own terms.
     enum Verdict {
         case accept
         /// The registry refuses it.
         case registry(DeviceRegistry.Verdict)
-        /// A fault rule acts on it (never `.delay`: delays are waited out inside `judge`).
+        /// A fault rule acts on it (never `.delay`: that comes as the verdict `.delay`).
         case fault(FaultRule, FaultRule.Action)
-        /// The server stopped while a fault delay was being waited out.
+        /// A fault rule delays it: the session waits this long, without the policy's lock, so
+        /// control requests go on meanwhile, then asks again with `afterDelay`.
+        case delay(Duration)
+        /// The server stopped while the session waited out a delay (the session's own verdict).
         case stopped
     }
 
-    private final class Reference: @unchecked Sendable {
-        weak var policy: Policy?
-    }
-
-    init(strict: Bool, environment: APNsEnvironment, feedback: FeedbackService) {
-        let reference = Reference()
-        faults = FaultRules(lock: lock) { reference.policy?.refreshLocked() }
-        devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock) { reference.policy?.refreshLocked() }
+    init(strict: Bool, environment: PushEnvironment, feedback: FeedbackService) {
+        faults = FaultRules(lock: lock, activity: activity)
+        devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity)
         self.environment = environment
-        reference.policy = self
-        lock.withLock { refreshLocked() }
     }
 
     /// Whether any rule or registry entry can refuse anything.
-    var isActive: Bool { active.load(ordering: .acquiring) }
-
-    /// With the lock held, after any change.
-    private func refreshLocked() {
-        active.store(faults.isActiveLocked || devices.isActiveLocked, ordering: .releasing)
-    }
+    var isActive: Bool { activity.isActive }
 
     /// Forgets every rule and device and sets strict mode, in one step: a notification judged
     /// meanwhile sees the state before or the state after, never a mix.
     func reset(strict: Bool) {
         lock.withLock {
-            faults.removeAllLocked()
+            // The registry first: when strict mode comes on with the reset, the policy never
+            // reads as inactive between the two.
             devices.resetLocked(strict: strict)
-            refreshLocked()
+            faults.removeAllLocked()
         }
     }
 
-    /// The verdict on one notification; `wait` performs a fault's delay and returns false when
-    /// the server stops meanwhile. `topic` is the notification's topic (binary: the client
-    /// certificate's), compared with registered topics.
-    func judge(token: DeviceToken, topic: String?, wait: (Duration) -> Bool) -> Verdict {
-        var delay: Duration?
-        let verdict: Verdict? = lock.withLock {
-            if let (rule, action) = faults.actionLocked(for: token, topic: topic) {
-                if case .delay(let duration) = action {
-                    delay = duration
-                    return nil
-                }
+    /// The verdict on one notification. `topic` is the notification's topic (binary: the
+    /// client certificate's), compared with registered topics. `afterDelay`: the second call,
+    /// once a `.delay` verdict was waited out; the rule that delayed the notification has acted
+    /// on it, so only the registry is asked.
+    func judge(token: DeviceToken, topic: String?, afterDelay: Bool = false) -> Verdict {
+        lock.withLock {
+            if !afterDelay, let (rule, action) = faults.actionLocked(for: token, topic: topic) {
+                if case .delay(let duration) = action { return .delay(duration) }
                 return .fault(rule, action)
             }
-            return registryVerdictLocked(token: token, topic: topic)
+            let verdict = devices.verdictLocked(for: token, topic: topic, serverEnvironment: environment)
+            return verdict == .accept ? .accept : .registry(verdict)
         }
-        if let verdict { return verdict }
-        // The delay is waited out without the lock, so control requests go on meanwhile.
-        guard let delay, wait(delay) else { return .stopped }
-        return lock.withLock { registryVerdictLocked(token: token, topic: topic) }
     }
+}
 
-    private func registryVerdictLocked(token: DeviceToken, topic: String?) -> Verdict {
-        let verdict = devices.verdictLocked(for: token, topic: topic, serverEnvironment: environment)
-        return verdict == .accept ? .accept : .registry(verdict)
+/// Whether the fault rules and the device registry can refuse anything, one bit each in one
+/// atomic word: a session reads the whole answer with one load. Each part sets its bit with the
+/// policy's lock held, in the same step as the change that decides it, so concurrent control
+/// requests cannot leave the policy inactive while a rule or strict mode is in force.
+final class PolicyActivity: Sendable {
+    static let faults: UInt8 = 1
+    static let devices: UInt8 = 2
+    private let bits = Atomic<UInt8>(0)
+
+    var isActive: Bool { bits.load(ordering: .acquiring) != 0 }
+
+    /// Sets or clears `part`'s bit; the caller holds the policy's lock, so no other write races.
+    func setLocked(_ part: UInt8, _ active: Bool) {
+        let old = bits.load(ordering: .relaxed)
+        bits.store(active ? old | part : old & ~part, ordering: .releasing)
     }
 }

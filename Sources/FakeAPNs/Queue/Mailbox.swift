@@ -1,18 +1,19 @@
 import Foundation
 
-/// A blocking queue of what the server received (``PushNotification``s) or refused, which a test
-/// pops with a timeout.
+/// A queue of what the server received (``PushNotification``s) or refused, which a test pops
+/// with a timeout.
 ///
 /// ```swift
-/// let first = try server.notifications.pop(timeout: .seconds(2))          // XCTest
-/// let next = try await server.notifications.pop(timeout: .seconds(2))     // async / Swift Testing
+/// let first = try server.notifications.pop(timeout: .seconds(2))          // XCTest, blocking
+/// let next = try await server.notifications.next(timeout: .seconds(2))    // async / Swift Testing
 /// let three = try server.notifications.pop(count: 3)
-/// let forBob = try server.notifications.pop { $0.deviceToken == bob }
+/// let forBob = try server.notifications.pop(awaiting: "a push for bob") { $0.deviceToken == bob }
 /// ```
 ///
-/// Popping removes; `snapshot()` looks without removing. A pop that times out throws a
-/// ``MailboxTimeout`` that says what was awaited and what had arrived. Items stay in the queue
-/// after the server stops.
+/// Every pop has two forms: a blocking one named `pop` (not available in async code, where it
+/// would hold a thread of the cooperative pool) and an async one named `next`. Popping removes;
+/// `snapshot()` looks without removing. A pop that times out throws a ``MailboxTimeout`` that
+/// says what was awaited and what had arrived. Items stay in the queue after the server stops.
 public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// The timeout of every pop that does not name one.
     public static var defaultTimeout: Duration { .seconds(5) }
@@ -20,18 +21,20 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private let lock = ConditionLock()
     private let noun: String
     // Protected by `lock`:
-    private var items: [Element] = []
-    private var head = 0
+    private var queue: BoundedQueue<Element>
     private var arrivedTotal = 0
     private var syncWaiters = 0
     private var asyncWaiters: [AsyncWaiter] = []
     private var cancelledWaiters: Set<UInt64> = []
     private var nextWaiterID: UInt64 = 0
+    private var liveTimers = 0
 
     private struct AsyncWaiter {
         let id: UInt64
         let request: Request
         let continuation: CheckedContinuation<[Element], any Error>
+        /// Its timeout, cancelled as soon as the waiter is answered.
+        var timer: (any DispatchSourceTimer)?
     }
 
     private enum Request {
@@ -40,41 +43,26 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         case all
     }
 
-    private let stamp: (@Sendable (inout Element, Int) -> Void)?
-    private let arrived: (@Sendable ([Element]) -> Void)?
-    private let settled: (@Sendable () -> Void)?
-    private var dropped = 0
     /// The most items the queue keeps; when more arrive the oldest are dropped (and counted).
     /// Nil: no limit.
-    public let capacity: Int?
+    public var capacity: Int? { queue.capacity }
 
-    /// A mailbox whose timeout messages call its items `noun` ("notification"). `stamp`
-    /// gives each arriving item its place in the order of arrival, from 1; `arrived` sees
-    /// each stamped batch, in order, inside the queue's lock (it must be quick). `settled` runs
-    /// on the appending thread after each append, once the lock is released and the waiting
-    /// pops have their items: a consumer of `arrived` that falls behind may block there to
-    /// slow the producer down.
-    init(
-        noun: String, capacity: Int? = nil, stamp: (@Sendable (inout Element, Int) -> Void)? = nil,
-        arrived: (@Sendable ([Element]) -> Void)? = nil, settled: (@Sendable () -> Void)? = nil
-    ) {
+    /// A mailbox whose timeout messages call its items `noun` ("notification").
+    init(noun: String, capacity: Int? = nil) {
         self.noun = noun
-        self.capacity = capacity.map { max(1, $0) }
-        self.stamp = stamp
-        self.arrived = arrived
-        self.settled = settled
+        queue = BoundedQueue(capacity: capacity)
     }
 
     /// How many items were dropped, oldest first, to honour `capacity`.
     public var droppedCount: Int {
-        lock.withLock { dropped }
+        lock.withLock { queue.dropped }
     }
 
     // MARK: - Looking
 
     /// How many items wait in the queue.
     public var count: Int {
-        lock.withLock { items.count - head }
+        lock.withLock { queue.count }
     }
 
     /// Whether the queue is empty.
@@ -90,89 +78,145 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         lock.withLock { arrivedTotal }
     }
 
+    /// How many timeouts of async pops are running: one per async pop still waiting, none once
+    /// every pop has been answered, cancelled or timed out.
+    package var liveTimerCount: Int {
+        lock.withLock { liveTimers }
+    }
+
     /// The queued items, oldest first, without removing them.
     public func snapshot() -> [Element] {
-        lock.withLock { Array(items[head...]) }
+        lock.withLock { Array(queue.items) }
     }
 
     /// Removes and returns every queued item, oldest first.
     @discardableResult
     public func removeAll() -> [Element] {
         lock.withLock {
-            let all = Array(items[head...])
-            items.removeAll(keepingCapacity: false)
-            head = 0
+            let all = Array(queue.items)
+            queue.removeAll()
             return all
         }
     }
 
     // MARK: - Popping, blocking
 
-    /// Removes and returns the oldest item, waiting up to `timeout` for one to arrive.
+    /// Removes and returns the oldest item, blocking the thread up to `timeout` for one to
+    /// arrive.
+    @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func pop(timeout: Duration = defaultTimeout) throws -> Element {
         try wait(for: .count(1), awaited: "a \(noun)", timeout: timeout)[0]
     }
 
-    /// Removes and returns the `count` oldest items, waiting up to `timeout` until that many
-    /// have arrived.
+    /// Removes and returns the `count` oldest items, blocking the thread up to `timeout` until
+    /// that many have arrived.
+    @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func pop(count: Int, timeout: Duration = defaultTimeout) throws -> [Element] {
         guard count > 0 else { return [] }
         return try wait(for: .count(count), awaited: "\(count) \(noun)s", timeout: timeout)
     }
 
-    /// Removes and returns the oldest item that matches `predicate`, waiting up to `timeout`
-    /// for one to arrive. Items that do not match stay queued.
+    /// Removes and returns the oldest item that matches `predicate`, blocking the thread up to
+    /// `timeout` for one to arrive. Items that do not match stay queued.
     ///
-    /// - Parameter description: what the predicate looks for, for the timeout message.
+    /// - Parameter awaited: what the predicate looks for, as the timeout message says it
+    ///   ("a push for bob"); nil: "a notification matching the predicate".
+    @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func pop(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+        timeout: Duration = defaultTimeout, awaiting awaited: String? = nil,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) throws -> Element {
+        try wait(for: .first(predicate), awaited: awaitedText(awaited), timeout: timeout)[0]
+    }
+
+    /// The former spelling of ``pop(timeout:awaiting:where:)``; its timeout message says
+    /// "a notification matching `description`".
+    @available(*, noasync, message: "pop blocks the thread; in async code use next")
+    @available(*, deprecated, renamed: "pop(timeout:awaiting:where:)")
+    public func pop(
+        timeout: Duration = defaultTimeout, matching description: String,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) throws -> Element {
         try wait(for: .first(predicate), awaited: "a \(noun) matching \(description)", timeout: timeout)[0]
     }
 
-    /// Removes and returns everything queued, waiting up to `timeout` for at least one item.
-    /// For consumers that process arrivals in batches, such as a log writer.
+    /// Removes and returns everything queued, blocking the thread up to `timeout` for at least
+    /// one item. For consumers that process arrivals in batches, such as a log writer.
+    @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func popAll(timeout: Duration = defaultTimeout) throws -> [Element] {
         try wait(for: .all, awaited: "any \(noun)", timeout: timeout)
     }
 
-    private func wait(for request: Request, awaited: String, timeout: Duration) throws -> [Element] {
+    /// Removes and returns the oldest item, blocking the thread up to `timeout`, or until
+    /// `cancellation` is cancelled (then it throws `CancellationError` and takes nothing).
+    package func pop(timeout: Duration, cancellation: WaitCancellation) throws -> Element {
+        try wait(for: .count(1), awaited: "a \(noun)", timeout: timeout, cancellation: cancellation)[0]
+    }
+
+    /// Removes and returns the oldest item that matches `predicate`, blocking the thread up to
+    /// `timeout`, or until `cancellation` is cancelled (then it throws `CancellationError`).
+    package func pop(
+        timeout: Duration, awaiting awaited: String?, cancellation: WaitCancellation,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) throws -> Element {
+        try wait(for: .first(predicate), awaited: awaitedText(awaited), timeout: timeout, cancellation: cancellation)[0]
+    }
+
+    private func awaitedText(_ awaited: String?) -> String {
+        awaited ?? "a \(noun) matching the predicate"
+    }
+
+    private func wait(
+        for request: Request, awaited: String, timeout: Duration, cancellation: WaitCancellation? = nil
+    ) throws -> [Element] {
         let deadline = Deadline.after(timeout)
-        return try lock.withLock {
-            syncWaiters += 1
-            defer { syncWaiters -= 1 }
-            while true {
-                if let taken = take(request) { return taken }
-                if !lock.wait(until: deadline) {
-                    if let taken = take(request) { return taken }
-                    throw timeoutError(awaited: awaited, timeout: timeout)
+        let waitForItems = {
+            try self.lock.withLock {
+                self.syncWaiters += 1
+                defer { self.syncWaiters -= 1 }
+                while true {
+                    if cancellation?.isCancelled == true { throw CancellationError() }
+                    if let taken = self.take(request) { return taken }
+                    if !self.lock.wait(until: deadline) {
+                        if let taken = self.take(request) { return taken }
+                        throw self.timeoutError(awaited: awaited, timeout: timeout)
+                    }
                 }
             }
         }
+        guard let cancellation else { return try waitForItems() }
+        return try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }, waitForItems)
     }
 
     // MARK: - Popping, async
 
     /// Removes and returns the oldest item, suspending up to `timeout` for one to arrive.
-    public func pop(timeout: Duration = defaultTimeout) async throws -> Element {
+    public func next(timeout: Duration = defaultTimeout) async throws -> Element {
         try await suspend(for: .count(1), awaited: "a \(noun)", timeout: timeout)[0]
     }
 
     /// Removes and returns the `count` oldest items, suspending up to `timeout` until that
     /// many have arrived.
-    public func pop(count: Int, timeout: Duration = defaultTimeout) async throws -> [Element] {
+    public func next(count: Int, timeout: Duration = defaultTimeout) async throws -> [Element] {
         guard count > 0 else { return [] }
         return try await suspend(for: .count(count), awaited: "\(count) \(noun)s", timeout: timeout)
     }
 
     /// Removes and returns the oldest item that matches `predicate`, suspending up to
     /// `timeout` for one to arrive. Items that do not match stay queued.
-    public func pop(
-        timeout: Duration = defaultTimeout, matching description: String = "the predicate",
+    ///
+    /// - Parameter awaited: what the predicate looks for, as the timeout message says it
+    ///   ("a push for bob"); nil: "a notification matching the predicate".
+    public func next(
+        timeout: Duration = defaultTimeout, awaiting awaited: String? = nil,
         where predicate: @escaping @Sendable (Element) -> Bool
     ) async throws -> Element {
-        try await suspend(for: .first(predicate), awaited: "a \(noun) matching \(description)", timeout: timeout)[0]
+        try await suspend(for: .first(predicate), awaited: awaitedText(awaited), timeout: timeout)[0]
+    }
+
+    /// Removes and returns everything queued, suspending up to `timeout` for at least one item.
+    public func nextAll(timeout: Duration = defaultTimeout) async throws -> [Element] {
+        try await suspend(for: .all, awaited: "any \(noun)", timeout: timeout)
     }
 
     private func suspend(for request: Request, awaited: String, timeout: Duration) async throws -> [Element] {
@@ -192,12 +236,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
                     continuation.resume(with: immediate)
                     return
                 }
-                let (seconds, attoseconds) = timeout.components
-                let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
-                    let error = lock.withLock { timeoutError(awaited: awaited, timeout: timeout) }
-                    resumeWaiter(id, with: .failure(error))
-                }
+                startTimer(for: id, awaited: awaited, timeout: timeout)
             }
         } onCancel: {
             let removed = lock.withLock { () -> Bool in
@@ -209,12 +248,44 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Gives a waiter its timeout, unless it was answered meanwhile.
+    private func startTimer(for id: UInt64, awaited: String, timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            let error = lock.withLock { timeoutError(awaited: awaited, timeout: timeout) }
+            resumeWaiter(id, with: .failure(error))
+        }
+        let attached = lock.withLock { () -> Bool in
+            guard let index = asyncWaiters.firstIndex(where: { $0.id == id }) else { return false }
+            asyncWaiters[index].timer = timer
+            liveTimers += 1
+            return true
+        }
+        // Activated only once attached, so that whoever answers the waiter cancels it.
+        timer.activate()
+        if !attached { timer.cancel() }
+    }
+
     private func resumeWaiter(_ id: UInt64, with result: Result<[Element], any Error>) {
         let waiter: AsyncWaiter? = lock.withLock {
             guard let index = asyncWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return asyncWaiters.remove(at: index)
+            return removeWaiter(at: index)
         }
         waiter?.continuation.resume(with: result)
+    }
+
+    /// Inside the lock: takes a waiter out and stops its timeout.
+    private func removeWaiter(at index: Int) -> AsyncWaiter {
+        let waiter = asyncWaiters.remove(at: index)
+        if let timer = waiter.timer {
+            timer.cancel()
+            liveTimers -= 1
+        }
+        return waiter
     }
 
     // MARK: - Arriving
@@ -232,35 +303,13 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         guard !batch.isEmpty else { return }
         var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
         lock.withLock {
-            let added = batch.count
-            let start: Int
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-                swap(&items, &batch)
-                start = 0
-            } else {
-                start = items.count
-                items.append(contentsOf: batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-            if let stamp {
-                for index in start..<items.count { stamp(&items[index], arrivedTotal + index - start + 1) }
-            }
-            arrivedTotal += added
-            arrived?(Array(items[start...]))
-            if let capacity, items.count - head > capacity {
-                let excess = items.count - head - capacity
-                head += excess
-                dropped += excess
-                compactIfWorthIt()
-            }
+            arrivedTotal += batch.count
+            queue.append(moving: &batch)
             if !asyncWaiters.isEmpty {
                 var index = 0
                 while index < asyncWaiters.count {
                     if let taken = take(asyncWaiters[index].request) {
-                        ready.append((asyncWaiters[index].continuation, taken))
-                        asyncWaiters.remove(at: index)
+                        ready.append((removeWaiter(at: index).continuation, taken))
                     } else {
                         index += 1
                     }
@@ -271,7 +320,6 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         for (continuation, taken) in ready {
             continuation.resume(returning: taken)
         }
-        settled?()
     }
 
     /// Appends one item.
@@ -283,44 +331,14 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     private func take(_ request: Request) -> [Element]? {
         switch request {
-        case .count(let wanted):
-            guard items.count - head >= wanted else { return nil }
-            let taken = Array(items[head..<head + wanted])
-            head += wanted
-            compactIfWorthIt()
-            return taken
-        case .all:
-            guard items.count > head else { return nil }
-            if head > 0 { items.removeFirst(head) }
-            var taken: [Element] = []
-            swap(&taken, &items)
-            head = 0
-            return taken
-        case .first(let predicate):
-            guard let index = items[head...].firstIndex(where: predicate) else { return nil }
-            let taken = items[index]
-            if index == head {
-                head += 1
-                compactIfWorthIt()
-            } else {
-                items.remove(at: index)
-            }
-            return [taken]
-        }
-    }
-
-    private func compactIfWorthIt() {
-        if head == items.count {
-            items.removeAll(keepingCapacity: items.count < 65_536)
-            head = 0
-        } else if head > 4096 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
+        case .count(let wanted): queue.removeFirst(wanted)
+        case .all: queue.removeEverything()
+        case .first(let predicate): queue.removeFirst(where: predicate).map { [$0] }
         }
     }
 
     private func timeoutError(awaited: String, timeout: Duration) -> MailboxTimeout {
-        let queued = items[head...]
+        let queued = queue.items
         return MailboxTimeout(
             awaited: awaited, timeout: timeout,
             queued: queued.prefix(MailboxTimeout.listedLimit).map { String(describing: $0) },
@@ -333,7 +351,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 public struct MailboxTimeout: Error, Sendable, CustomStringConvertible {
     static let listedLimit = 10
 
-    /// What the pop waited for ("a notification matching token 0a0b…").
+    /// What the pop waited for ("a notification", "a push for bob").
     public let awaited: String
     /// How long it waited.
     public let timeout: Duration
@@ -345,6 +363,7 @@ public struct MailboxTimeout: Error, Sendable, CustomStringConvertible {
     public let arrivedTotal: Int
     let noun: String
 
+    /// The message a failing test shows: what was awaited, for how long, and what was queued.
     public var description: String {
         var text = "Timed out after \(timeout) waiting for \(awaited); "
         if queuedCount == 0 {

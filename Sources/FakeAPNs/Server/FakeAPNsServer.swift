@@ -5,12 +5,15 @@ import Foundation
 /// pop, a device registry, and fault rules.
 ///
 /// ```swift
-/// let server = try FakeAPNsServer.started()            // 127.0.0.1, a free port, test identity
-/// defer { server.stop() }
-/// // point the client under test at 127.0.0.1:\(server.gatewayPort), trusting TestCerts/ca.pem
-/// let notification = try server.notifications.pop(timeout: .seconds(2))
-/// XCTAssertEqual(notification.payload.aps.alert?.body, "Hello")
+/// try withFakeAPNs { server in                    // 127.0.0.1, free ports, test identity
+///     // point the client under test at 127.0.0.1:\(server.gatewayPort), trusting the test CA
+///     let notification = try server.notifications.pop(timeout: .seconds(2))
+///     XCTAssertEqual(notification.payload.aps.alert?.body, "Hello")
+/// }                                                // stopped, whatever the body did
 /// ```
+///
+/// ``withFakeAPNs(configuration:_:)`` starts and stops a server around a test; `started()`
+/// with `stop()` is for a server that outlives one scope.
 public final class FakeAPNsServer: @unchecked Sendable {
     /// How a server listens and what it accepts.
     public struct Configuration: Sendable {
@@ -31,7 +34,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The clock provider tokens are judged by (`iat` age); tests inject their own.
         public var clock: @Sendable () -> Date
         /// The environment the server plays; tokens registered for the other one are refused.
-        public var environment: APNsEnvironment
+        public var environment: PushEnvironment
         /// Strict device registry: refuse tokens that are not registered (status 8).
         public var strictDeviceRegistry: Bool
         /// The certificate and key presented to clients (default: the built-in test identity).
@@ -82,7 +85,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         public init(
             host: String = "127.0.0.1", gatewayPort: Int = 0, feedbackPort: Int? = 0, http2Port: Int? = 0,
             authentication: HTTP2Authentication = .none, clock: @escaping @Sendable () -> Date = { Date() },
-            environment: APNsEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
+            environment: PushEnvironment = .sandbox, strictDeviceRegistry: Bool = false,
             identity: TLSIdentity = .testServer, clientCertificates: ClientCertificatePolicy = .off,
             maximumPayloadSize: Int = 2048, retention: Int? = nil, maximumConnectionsPerListener: Int = 1000,
             maximumConnections: Int = 2000, reservedDescriptors: Int = 64,
@@ -110,9 +113,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// The configuration the server was made with.
     public let configuration: Configuration
     /// Every notification accepted, in order of arrival, waiting to be popped.
-    public let notifications: Mailbox<PushNotification>
+    public var notifications: Mailbox<PushNotification> { notificationIntake.mailbox }
     /// Every notification refused (malformed, registry, fault), in order, waiting to be popped.
-    public let rejections: Mailbox<Rejection>
+    public var rejections: Mailbox<Rejection> { rejectionIntake.mailbox }
     /// The devices the server knows; unregistering one feeds the feedback service.
     public var devices: DeviceRegistry { policy.devices }
     /// Deterministic faults, added and removed while the server runs.
@@ -120,10 +123,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// The feedback service's pending tuples.
     public let feedback = FeedbackService()
     /// Every notification accepted, popped or not, up to `retention`.
-    public let notificationHistory: History<PushNotification>
+    public var notificationHistory: History<PushNotification> { notificationIntake.history }
     /// Every refusal, popped or not, up to `retention`.
-    public let rejectionHistory: History<Rejection>
+    public var rejectionHistory: History<Rejection> { rejectionIntake.history }
 
+    private let notificationIntake: Intake<PushNotification>
+    private let rejectionIntake: Intake<Rejection>
     private let policy: Policy
     private let lock = ConditionLock()
     private var gateway: TLSListener?
@@ -144,28 +149,19 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// A server that is not listening yet; call `start()`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        let notificationHistory = History<PushNotification>(capacity: configuration.retention)
-        let rejectionHistory = History<Rejection>(capacity: configuration.retention)
         let onEvent = configuration.onEvent
-        let backPressure = configuration.eventBackPressure
-        self.notificationHistory = notificationHistory
-        self.rejectionHistory = rejectionHistory
-        self.notifications = Mailbox(
-            noun: "notification", capacity: configuration.retention,
-            stamp: { notification, sequence in notification.sequenceNumber = UInt64(sequence) },
-            arrived: { batch in
-                notificationHistory.append(contentsOf: batch)
-                onEvent?(.accepted(batch))
-            },
-            settled: backPressure)
-        self.rejections = Mailbox(
-            noun: "rejection", capacity: configuration.retention,
-            stamp: { rejection, sequence in rejection.sequenceNumber = UInt64(sequence) },
-            arrived: { batch in
-                rejectionHistory.append(contentsOf: batch)
-                batch.forEach { onEvent?(.rejected($0)) }
-            },
-            settled: backPressure)
+        var announceAccepted: (@Sendable ([PushNotification]) -> Void)?
+        var announceRejected: (@Sendable ([Rejection]) -> Void)?
+        if let onEvent {
+            announceAccepted = { batch in onEvent(.accepted(batch)) }
+            announceRejected = { batch in batch.forEach { onEvent(.rejected($0)) } }
+        }
+        notificationIntake = Intake(
+            noun: "notification", retention: configuration.retention, announce: announceAccepted,
+            backPressure: configuration.eventBackPressure)
+        rejectionIntake = Intake(
+            noun: "rejection", retention: configuration.retention, announce: announceRejected,
+            backPressure: configuration.eventBackPressure)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
         self.budget = ConnectionBudget(
@@ -195,7 +191,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 identity: configuration.identity, clientCertificates: configuration.clientCertificates)
             let gatewayContext = GatewayContext(
                 decoder: BinaryDecoder(maximumPayloadSize: configuration.maximumPayloadSize), policy: policy,
-                notifications: notifications, rejections: rejections)
+                notifications: notificationIntake, rejections: rejectionIntake)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
                 connectionIDs: connectionIDs, budget: budget, timeouts: timeouts,
@@ -271,10 +267,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// and pending feedback tuple, and sets strict mode back to the configuration's: the
     /// state of a server just started, for one server serving many tests.
     public func reset() {
-        notifications.removeAll()
-        rejections.removeAll()
-        notificationHistory.removeAll()
-        rejectionHistory.removeAll()
+        notificationIntake.reset()
+        rejectionIntake.reset()
         policy.reset(strict: configuration.strictDeviceRegistry)
         feedback.takePending()
     }
@@ -294,7 +288,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
         let http2Context = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
-            policy: policy, notifications: notifications, rejections: rejections, clock: configuration.clock)
+            policy: policy, notifications: notificationIntake, rejections: rejectionIntake, clock: configuration.clock)
         return TLSListener(
             name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(.http2), onRefusal: refused(.http2),
@@ -324,14 +318,14 @@ public final class FakeAPNsServer: @unchecked Sendable {
         lock.withLock { gateway?.port ?? 0 }
     }
 
-    /// The feedback service's bound port (0 before `start()` or without a feedback service).
-    public var feedbackPort: Int {
-        lock.withLock { feedbackListener?.port ?? 0 }
+    /// The feedback service's bound port; nil before `start()` or without a feedback service.
+    public var feedbackPort: Int? {
+        lock.withLock { feedbackListener?.port }
     }
 
-    /// The HTTP/2 provider API's bound port (0 before `start()` or without HTTP/2).
-    public var http2Port: Int {
-        lock.withLock { http2Listener?.port ?? 0 }
+    /// The HTTP/2 provider API's bound port; nil before `start()` or without HTTP/2.
+    public var http2Port: Int? {
+        lock.withLock { http2Listener?.port }
     }
 
     /// How many client connections are open now, on every listener.
@@ -347,6 +341,7 @@ public enum FakeAPNsServerError: Error, Sendable, CustomStringConvertible {
     /// `start()` was called on a server that was started before.
     case alreadyStarted
 
+    /// What went wrong, in words.
     public var description: String {
         switch self {
         case .alreadyStarted: "the server was already started; make a new FakeAPNsServer to start again"

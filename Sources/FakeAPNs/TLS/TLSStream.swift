@@ -197,7 +197,7 @@ final class TLSStream: @unchecked Sendable {
             .flatMap({ CertificateTopics.parse(extensionValue: $0) }) ?? [] where !topics.contains(listed.topic) {
             topics.append(listed.topic)
         }
-        var environments: Set<APNsEnvironment> = []
+        var environments: Set<PushEnvironment> = []
         if Self.extensionValue(certificate, oid: "1.2.840.113635.100.6.3.1") != nil { environments.insert(.sandbox) }
         if Self.extensionValue(certificate, oid: "1.2.840.113635.100.6.3.2") != nil { environments.insert(.production) }
         return ClientCertificateInfo(subject: subject, topic: topic, topics: topics, environments: environments)

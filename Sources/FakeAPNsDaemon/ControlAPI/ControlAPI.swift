@@ -97,7 +97,7 @@ struct ControlRoutes: Sendable {
     // MARK: - Commands
 
     private func perform(
-        _ command: ControlCommand, on daemon: Daemon, peerClosed: @Sendable () -> Bool
+        _ command: ControlCommand, on daemon: Daemon, peerClosed: @escaping @Sendable () -> Bool
     ) throws -> HTTPResponse {
         let server = daemon.server
         func device(_ token: DeviceToken) throws -> DeviceRegistry.Device {
@@ -131,11 +131,14 @@ struct ControlRoutes: Sendable {
             return .noContent
         case .nextNotification(let filter, let timeout):
             let mailbox = server.notifications
-            return try wait(abandoned: peerClosed) {
+            return try wait(abandoned: peerClosed) { cancellation in
                 if let summary = filter.summary {
-                    return try await mailbox.pop(timeout: timeout, matching: summary, where: filter.matches).jsonObject
+                    return try mailbox.pop(
+                        timeout: timeout, awaiting: "a notification matching \(summary)", cancellation: cancellation,
+                        where: filter.matches
+                    ).jsonObject
                 }
-                return try await mailbox.pop(timeout: timeout).jsonObject
+                return try mailbox.pop(timeout: timeout, cancellation: cancellation).jsonObject
             }
 
         case .listRejections(let filter, let page):
@@ -155,11 +158,14 @@ struct ControlRoutes: Sendable {
             return .noContent
         case .nextRejection(let filter, let timeout):
             let mailbox = server.rejections
-            return try wait(abandoned: peerClosed) {
+            return try wait(abandoned: peerClosed) { cancellation in
                 if let summary = filter.summary {
-                    return try await mailbox.pop(timeout: timeout, matching: summary, where: filter.matches).jsonObject
+                    return try mailbox.pop(
+                        timeout: timeout, awaiting: "a rejection matching \(summary)", cancellation: cancellation,
+                        where: filter.matches
+                    ).jsonObject
                 }
-                return try await mailbox.pop(timeout: timeout).jsonObject
+                return try mailbox.pop(timeout: timeout, cancellation: cancellation).jsonObject
             }
 
         case .listDevices:
@@ -221,15 +227,13 @@ struct ControlRoutes: Sendable {
     /// Waits on this (connection) thread: 200 with what arrived, 408 when the time is up, 503
     /// when the API stops meanwhile or the client leaves.
     private func wait(
-        abandoned: () -> Bool, _ operation: @escaping @Sendable () async throws -> JSONValue
+        abandoned: @escaping @Sendable () -> Bool, _ operation: (WaitCancellation) throws -> JSONValue
     ) throws -> HTTPResponse {
         do {
             return .json(200, try waits.run(abandoned: abandoned, operation))
         } catch let timeout as MailboxTimeout {
             throw ControlError(status: 408, code: "timeout", message: timeout.description)
         } catch is InterruptibleWaits.Interrupted {
-            throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
-        } catch is CancellationError {
             throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
         } catch is InterruptibleWaits.Abandoned {
             throw ControlError(status: 503, code: "unavailable", message: "the client closed the connection")

@@ -91,7 +91,7 @@ enum ControlCommand: Sendable {
     case nextRejection(RejectionFilter, timeout: Duration)
     case listDevices
     case device(DeviceToken)
-    case registerDevice(DeviceToken, topic: String?, environment: APNsEnvironment?)
+    case registerDevice(DeviceToken, topic: String?, environment: PushEnvironment?)
     /// `at`: nil means now (the decoder reads no clock).
     case unregisterDevice(DeviceToken, at: Date?)
     case removeDevice(DeviceToken)

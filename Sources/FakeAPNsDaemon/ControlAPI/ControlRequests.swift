@@ -279,9 +279,9 @@ struct BodyFields {
         try deviceToken(try required(name, string(name)), in: "field '\(path)\(name)'")
     }
 
-    func environment(_ name: String) throws -> APNsEnvironment? {
+    func environment(_ name: String) throws -> PushEnvironment? {
         guard let text = try string(name) else { return nil }
-        guard let environment = APNsEnvironment(rawValue: text) else {
+        guard let environment = PushEnvironment(rawValue: text) else {
             throw invalid(name, "must be \"sandbox\" or \"production\", not \(shown(text))")
         }
         return environment

@@ -1,97 +1,110 @@
-import Dispatch
+import FakeAPNs
 
-/// Waits that a stopping API can end at once. A connection thread blocks on one while the wait
-/// itself runs as a task (the mailboxes' async pops honour cancellation; their blocking pops
-/// cannot be interrupted), so `interruptAll()` cancels every task and each blocked thread
-/// wakes with `CancellationError`.
-final class InterruptibleWaits: Sendable {
-    /// Thrown to a wait that starts after `refuseNew()` or `interruptAll()`.
+/// Blocking waits that end early when their client goes away or the API stops. Each wait gets
+/// a ``WaitCancellation`` for its blocking pop: `interruptAll()` cancels every one, and one
+/// watcher thread, running only while a wait is in progress, looks every 50 ms whether a
+/// waiter's client has closed its connection and cancels that wait, so a client that left
+/// does not take an item nobody will read.
+final class InterruptibleWaits: @unchecked Sendable {
+    /// Thrown to a wait that starts after `refuseNew()` or `interruptAll()`, or that
+    /// `interruptAll()` ended.
     struct Interrupted: Error {}
 
     /// Thrown when the waiter gave up (its client left) before anything came.
     struct Abandoned: Error {}
 
-    private struct State {
-        var interrupted = false
-        var lastID = 0
-        var tasks: [Int: Task<Void, Never>] = [:]
+    private struct Wait {
+        let cancellation: WaitCancellation
+        let abandoned: @Sendable () -> Bool
+        var gaveUp = false
     }
 
-    private let state = Locked(State())
+    /// How often the watcher looks whether waiters are still there.
+    private static let watchInterval = Duration.milliseconds(50)
 
-    /// Runs `operation` and blocks the calling thread until it ends, checking `abandoned` every
-    /// 50 ms: once it says the waiter is gone, the wait is cancelled, so a client that left does
-    /// not take an item nobody will read. Never call it from a task: it blocks a thread of the
-    /// cooperative pool.
-    func run<T: Sendable>(
-        abandoned: () -> Bool = { false }, _ operation: @escaping @Sendable () async throws -> T
+    private let lock = ConditionLock()
+    // Protected by `lock`:
+    private var refusing = false
+    private var stopped = false
+    private var lastID = 0
+    private var waits: [Int: Wait] = [:]
+    private var watcher: OSThread?
+
+    /// Runs `operation` (a blocking wait given a cancellation) on the calling thread. Once
+    /// `abandoned` says the waiter is gone the wait is cancelled and this throws
+    /// ``Abandoned``; once the API stops, ``Interrupted``. `abandoned` is asked on the
+    /// watcher's thread, while `operation` runs, never after this returns.
+    func run<T>(
+        abandoned: @escaping @Sendable () -> Bool = { false }, _ operation: (WaitCancellation) throws -> T
     ) throws -> T {
-        let outcome = Outcome<T>()
-        let started: (id: Int, task: Task<Void, Never>)? = state.withLock { state in
-            guard !state.interrupted else { return nil }
-            state.lastID += 1
-            let task = Task {
-                do {
-                    outcome.finish(.success(try await operation()))
-                } catch {
-                    outcome.finish(.failure(error))
-                }
+        let cancellation = WaitCancellation()
+        let id: Int? = try lock.withLock {
+            guard !refusing else { return nil }
+            lastID += 1
+            waits[lastID] = Wait(cancellation: cancellation, abandoned: abandoned)
+            if watcher == nil {
+                watcher = try OSThread(name: "control-waits") { [self] in watch() }
             }
-            state.tasks[state.lastID] = task
-            return (state.lastID, task)
+            lock.broadcast()
+            return lastID
         }
-        guard let started else { throw Interrupted() }
-        defer { state.withLock { _ = $0.tasks.removeValue(forKey: started.id) } }
-        while true {
-            if let result = outcome.wait(milliseconds: 50) { return try result.get() }
-            if abandoned() {
-                started.task.cancel()
-                let result = outcome.wait()
-                if case .failure = result { throw Abandoned() }
-                return try result.get()
-            }
+        guard let id else { throw Interrupted() }
+        do {
+            let result = try operation(cancellation)
+            lock.withLock { _ = waits.removeValue(forKey: id) }
+            return result
+        } catch is CancellationError {
+            let gaveUp = lock.withLock { waits.removeValue(forKey: id)?.gaveUp ?? false }
+            if gaveUp { throw Abandoned() }
+            throw Interrupted()
+        } catch {
+            lock.withLock { _ = waits.removeValue(forKey: id) }
+            throw error
         }
     }
 
     /// Whether new waits are refused.
     var isInterrupted: Bool {
-        state.withLock { $0.interrupted }
+        lock.withLock { refusing }
     }
 
     /// Refuses new waits; those in progress go on.
     func refuseNew() {
-        state.withLock { $0.interrupted = true }
+        lock.withLock { refusing = true }
     }
 
-    /// Cancels every wait in progress and refuses new ones.
+    /// Cancels every wait in progress, refuses new ones, and joins the watcher.
     func interruptAll() {
-        let tasks = state.withLock { state in
-            state.interrupted = true
-            defer { state.tasks.removeAll() }
-            return Array(state.tasks.values)
+        let (cancellations, watcher): ([WaitCancellation], OSThread?) = lock.withLock {
+            refusing = true
+            stopped = true
+            lock.broadcast()
+            defer { self.watcher = nil }
+            return (waits.values.map(\.cancellation), self.watcher)
         }
-        tasks.forEach { $0.cancel() }
-    }
-}
-
-/// One result, handed from a task to a blocked thread.
-private final class Outcome<T: Sendable>: Sendable {
-    private let result = Locked<Result<T, any Error>?>(nil)
-    private let done = DispatchSemaphore(value: 0)
-
-    func finish(_ value: Result<T, any Error>) {
-        result.withLock { $0 = value }
-        done.signal()
+        cancellations.forEach { $0.cancel() }
+        watcher?.join()
     }
 
-    func wait() -> Result<T, any Error> {
-        done.wait()
-        return result.withLock { $0! }
-    }
-
-    /// The result, or nil when none came within `milliseconds`.
-    func wait(milliseconds: Int) -> Result<T, any Error>? {
-        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return nil }
-        return result.withLock { $0! }
+    /// The watcher's loop: sleeps while no wait is in progress, and until the API stops.
+    private func watch() {
+        while true {
+            let gone: [WaitCancellation]? = lock.withLock {
+                while waits.isEmpty && !stopped { lock.wait() }
+                if stopped { return nil }
+                _ = lock.wait(until: .after(Self.watchInterval))
+                if stopped { return nil }
+                // Asked inside the lock, so that no wait ends (and its connection with it)
+                // while its client is being looked at; each answer is a poll that does not block.
+                var gone: [WaitCancellation] = []
+                for (id, wait) in waits where !wait.gaveUp && wait.abandoned() {
+                    waits[id]?.gaveUp = true
+                    gone.append(wait.cancellation)
+                }
+                return gone
+            }
+            guard let gone else { return }
+            gone.forEach { $0.cancel() }
+        }
     }
 }

@@ -70,7 +70,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// The next JSON line of one of these events (`notification`, `rejected`, …), skipping others.
     func next(_ events: Set<String> = ["notification", "rejected"], timeout: Duration = .seconds(10)) throws -> JSONValue {
-        let line = try lines.pop(timeout: timeout, matching: "an event in \(events.sorted())") { line in
+        let line = try lines.pop(timeout: timeout, awaiting: "an event in \(events.sorted())") { line in
             guard let event = try? JSONValue(parsing: line)["event"]?.stringValue else { return false }
             return events.contains(event)
         }

@@ -4,7 +4,7 @@ import Foundation
 extension FakeAPNsServer {
     /// An HTTP/2 client connected to this server's provider API.
     func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> HTTP2Client {
-        try HTTP2Client(host: configuration.host, port: http2Port, identity: identity, offerALPN: offerALPN)
+        try HTTP2Client(host: configuration.host, port: http2Port!, identity: identity, offerALPN: offerALPN)
     }
 }
 

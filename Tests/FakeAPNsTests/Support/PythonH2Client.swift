@@ -49,7 +49,7 @@ struct PythonH2Run: Decodable, Sendable {
         let ca = repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path
         let result = try runTool(
             "/usr/bin/python3",
-            [script, mode, "--host", server.configuration.host, "--port", String(server.http2Port), "--ca", ca]
+            [script, mode, "--host", server.configuration.host, "--port", String(server.http2Port!), "--ca", ca]
                 + arguments,
             timeout: timeout)
         guard result.status == 0 else {

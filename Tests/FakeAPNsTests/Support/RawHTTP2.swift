@@ -115,7 +115,7 @@ final class RawHTTP2Connection {
 
     /// Connects, offering ALPN h2, and sends the connection preface with an empty SETTINGS.
     init(to server: FakeAPNsServer) throws {
-        tls = try TLSClient(host: server.configuration.host, port: server.http2Port, offerHTTP2: true)
+        tls = try TLSClient(host: server.configuration.host, port: server.http2Port!, offerHTTP2: true)
         try tls.send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + RawFrame(type: RawFrame.settings, stream: 0, payload: []).bytes)
     }
 

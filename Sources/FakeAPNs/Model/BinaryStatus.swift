@@ -1,6 +1,8 @@
 /// A status of the binary gateway's error response (command 8), with Apple's names.
 public struct BinaryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The status byte of the error response.
     public let rawValue: UInt8
+    /// The status with this byte, documented or not.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// 0: no errors encountered.
@@ -47,36 +49,6 @@ public struct BinaryStatus: RawRepresentable, Hashable, Sendable, CustomStringCo
         }
     }
 
+    /// The byte and Apple's name, "8 (Invalid token)".
     public var description: String { "\(rawValue) (\(name))" }
-}
-
-/// The 6-byte error response of the binary gateway: command 8, status, identifier.
-public struct BinaryErrorResponse: Hashable, Sendable, CustomStringConvertible {
-    /// Why the notification was refused.
-    public let status: BinaryStatus
-    /// The identifier of the refused notification (or, for shutdown, of the last one
-    /// delivered), as its 4 bytes read big-endian.
-    public let identifier: UInt32
-
-    /// A response.
-    public init(status: BinaryStatus, identifier: UInt32) {
-        self.status = status
-        self.identifier = identifier
-    }
-
-    /// Reads a response from its 6 bytes; nil when they are not one.
-    public init?(bytes: some Collection<UInt8>) {
-        let bytes = Array(bytes)
-        guard bytes.count == 6, bytes[0] == 8 else { return nil }
-        status = BinaryStatus(rawValue: bytes[1])
-        identifier = UInt32(bytes[2]) << 24 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 8 | UInt32(bytes[5])
-    }
-
-    /// The 6 bytes on the wire.
-    public var bytes: [UInt8] {
-        [8, status.rawValue, UInt8(identifier >> 24), UInt8(identifier >> 16 & 0xFF),
-         UInt8(identifier >> 8 & 0xFF), UInt8(identifier & 0xFF)]
-    }
-
-    public var description: String { "error response: status \(status), identifier \(identifier)" }
 }

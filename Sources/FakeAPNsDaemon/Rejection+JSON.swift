@@ -1,9 +1,11 @@
+import FakeAPNs
+
 extension Rejection {
     /// The rejection as one JSON object, the form the daemon logs and serves.
-    public var jsonObject: JSONValue {
+    var jsonObject: JSONValue {
         var members: [JSONObject.Element] = [
             (key: "sequence", value: .int(Int(sequenceNumber))),
-            (key: "status", value: status.map { .int(Int($0.rawValue)) } ?? .null),
+            (key: "status", value: binaryStatus.map { .int(Int($0.rawValue)) } ?? .null),
             (key: "reason", value: .string(reason)),
             (key: "detail", value: .string(detail)),
             (key: "cause", value: .string(cause.rawValue)),
@@ -18,7 +20,7 @@ extension Rejection {
         }
         members += [
             (key: "format", value: format.map { .string($0.rawValue) } ?? .null),
-            (key: "httpStatus", value: apnsReason.map { .int($0.status) } ?? .null),
+            (key: "httpStatus", value: httpStatus.map { .int($0) } ?? .null),
             (key: "apnsID", value: apnsID.map { .string($0) } ?? .null),
             (key: "responseSent", value: .bool(responseSent)),
             (key: "connectionClosed", value: .bool(connectionClosed)),
@@ -27,5 +29,13 @@ extension Rejection {
             (key: "peer", value: .string(connection.peer)),
         ]
         return .object(JSONObject(members))
+    }
+
+    private var binaryStatus: BinaryStatus? {
+        if case .status(let status) = answer { status } else { nil }
+    }
+
+    private var httpStatus: Int? {
+        if case .reason(let reason) = answer { reason.status } else { nil }
     }
 }

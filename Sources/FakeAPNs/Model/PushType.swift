@@ -1,7 +1,9 @@
 /// The `apns-push-type` of an HTTP/2 request. An extensible set: Apple's types are static
 /// members; `isKnown` tells them from others.
 public struct PushType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The `apns-push-type` value.
     public let rawValue: String
+    /// The push type with this value, documented or not.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// A visible notification.
@@ -56,5 +58,6 @@ public struct PushType: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The largest body Apple accepts for this push type.
     public var maximumPayloadSize: Int { self == .voip ? 5120 : 4096 }
 
+    /// The `apns-push-type` value.
     public var description: String { rawValue }
 }

@@ -10,11 +10,12 @@ public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {
     public let issuedAt: Date
 
     /// Claims as verified.
-    public init(keyID: String, teamID: String, issuedAt: Date) {
+    package init(keyID: String, teamID: String, issuedAt: Date) {
         self.keyID = keyID
         self.teamID = teamID
         self.issuedAt = issuedAt
     }
 
+    /// The key, the team and `iat` in UNIX seconds.
     public var description: String { "key \(keyID) team \(teamID) iat \(Int(issuedAt.timeIntervalSince1970))" }
 }

@@ -24,6 +24,7 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, CustomStringConv
         self.status = status
     }
 
+    /// The status and the reason, "400 BadDeviceToken".
     public var description: String { "\(status) \(rawValue)" }
 
     /// Whether Apple documents this reason (with this status).

@@ -6,11 +6,11 @@ import Glibc
 
 /// A mutex with a condition variable, for state that threads wait on with a deadline.
 /// The protected state lives in the owner; every access goes through `withLock`.
-final class ConditionLock: @unchecked Sendable {
+package final class ConditionLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,7 +30,7 @@ final class ConditionLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -38,29 +38,29 @@ final class ConditionLock: @unchecked Sendable {
 
     /// Inside `withLock` only: waits for a broadcast or the deadline.
     /// Returns false once the deadline has passed.
-    func wait(until deadline: Deadline) -> Bool {
+    package func wait(until deadline: Deadline) -> Bool {
         if deadline.hasPassed { return false }
         var target = deadline.time
         return pthread_cond_timedwait(condition, mutex, &target) == 0 || !deadline.hasPassed
     }
 
     /// Inside `withLock` only: waits for a broadcast, with no deadline.
-    func wait() {
+    package func wait() {
         pthread_cond_wait(condition, mutex)
     }
 
     /// Wakes every waiter.
-    func broadcast() {
+    package func broadcast() {
         pthread_cond_broadcast(condition)
     }
 }
 
 /// A point on the monotonic clock, for waits that must not follow wall-clock jumps.
-struct Deadline: Sendable {
-    let time: timespec
+package struct Deadline: Sendable {
+    package let time: timespec
 
     /// Now plus `duration` (negative durations are now).
-    static func after(_ duration: Duration) -> Deadline {
+    package static func after(_ duration: Duration) -> Deadline {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let (seconds, attoseconds) = duration.components
@@ -75,7 +75,7 @@ struct Deadline: Sendable {
         return Deadline(time: total)
     }
 
-    var hasPassed: Bool {
+    package var hasPassed: Bool {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec > time.tv_sec || (now.tv_sec == time.tv_sec && now.tv_nsec >= time.tv_nsec)

@@ -5,7 +5,7 @@ import Glibc
 
 /// A joinable system thread. The server's connections each run on one, so a client that
 /// stalls holds only its own thread, and stopping can wait until every thread has ended.
-struct OSThread: Sendable {
+package struct OSThread: Sendable {
     private let handle: pthread_t
 
     private final class Body {
@@ -16,7 +16,7 @@ struct OSThread: Sendable {
     /// Starts `body` on a new thread with a stack of `stackSize` bytes. Throws when the system
     /// has no thread to give (a thread or memory limit), so the caller can give up the one
     /// thing the thread was for instead of the whole process.
-    init(name: String, stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
+    package init(name: String, stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setstacksize(&attributes, stackSize)
@@ -39,21 +39,28 @@ struct OSThread: Sendable {
     }
 
     /// Waits until the thread has ended.
-    func join() {
+    package func join() {
         pthread_join(handle, nil)
+    }
+
+    /// Lets the thread end on its own, never joined: its resources go back to the system
+    /// when it ends. For a thread that may outlive every wait for it (a writer stuck on a
+    /// destination that reads nothing).
+    package func detach() {
+        pthread_detach(handle)
     }
 
     /// Gives back the calling thread's stack pages below its current frames, which a deep call
     /// (a TLS handshake) left resident; they are touched again only by a call as deep.
-    static func releaseUnusedStack() {
+    package static func releaseUnusedStack() {
         fakeapns_release_unused_stack()
     }
 }
 
 /// A thread the system would not start, with its words (`pthread_create`'s error number).
-struct ThreadStartError: Error, CustomStringConvertible {
-    let name: String
-    let code: Int32
+package struct ThreadStartError: Error, CustomStringConvertible {
+    package let name: String
+    package let code: Int32
 
-    var description: String { "starting thread \(name): \(String(cString: strerror(code)))" }
+    package var description: String { "starting thread \(name): \(String(cString: strerror(code)))" }
 }

@@ -4,18 +4,18 @@ import Foundation
 /// app, and since when.
 public struct FeedbackTuple: Sendable, Hashable, CustomStringConvertible {
     /// When APNs decided the app was gone, in UNIX seconds (4 bytes on the wire).
-    public var timestamp: UInt32
+    public let timestamp: UInt32
     /// The device token.
-    public var deviceToken: DeviceToken
+    public let deviceToken: DeviceToken
 
     /// A tuple with a timestamp in UNIX seconds.
-    public init(timestamp: UInt32, deviceToken: DeviceToken) {
+    package init(timestamp: UInt32, deviceToken: DeviceToken) {
         self.timestamp = timestamp
         self.deviceToken = deviceToken
     }
 
     /// A tuple at `date` (whole seconds, clamped to the 32-bit field).
-    public init(date: Date, deviceToken: DeviceToken) {
+    package init(date: Date, deviceToken: DeviceToken) {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         self.init(timestamp: UInt32(clamping: Int64(max(0, min(seconds, Double(UInt32.max))))), deviceToken: deviceToken)
     }
@@ -48,37 +48,6 @@ public struct FeedbackTuple: Sendable, Hashable, CustomStringConvertible {
         return (tuples, Array(bytes[offset...]))
     }
 
+    /// The token and the timestamp.
     public var description: String { "\(deviceToken.hex) at \(timestamp)" }
-}
-
-/// The feedback service's pending tuples. Each connection to the feedback listener takes all
-/// of them, so each tuple is delivered once, as Apple's service did.
-///
-/// ```swift
-/// server.feedback.add(token, at: Date(timeIntervalSince1970: 1_700_000_000))
-/// ```
-public final class FeedbackService: Sendable {
-    private let pending = Mailbox<FeedbackTuple>(noun: "feedback tuple")
-
-    init() {}
-
-    /// Adds a tuple for the next feedback connection.
-    public func add(_ deviceToken: DeviceToken, at date: Date = Date()) {
-        pending.append(FeedbackTuple(date: date, deviceToken: deviceToken))
-    }
-
-    /// Adds a tuple for the next feedback connection.
-    public func add(_ tuple: FeedbackTuple) {
-        pending.append(tuple)
-    }
-
-    /// The tuples waiting for the next feedback connection, without taking them.
-    public var pendingTuples: [FeedbackTuple] { pending.snapshot() }
-
-    /// Takes every pending tuple, as a feedback connection does.
-    @discardableResult
-    public func takePending() -> [FeedbackTuple] { pending.removeAll() }
-
-    /// How many feedback tuples were ever added.
-    public var totalAdded: Int { pending.totalArrived }
 }
