@@ -32,13 +32,20 @@ let package = Package(
             name: "CMicroHTTPDShims",
             dependencies: ["CMicroHTTPD"]
         ),
+        // One shim per C library, for what Swift cannot call directly (macros, GNU extensions,
+        // API differences between library versions).
         .target(
-            name: "CFakeAPNsShims",
-            dependencies: ["COpenSSL", "CNGHTTP2"]
+            name: "COpenSSLShims",
+            dependencies: ["COpenSSL"]
         ),
         .target(
+            name: "CNGHTTP2Shims",
+            dependencies: ["CNGHTTP2"]
+        ),
+        .target(name: "CPOSIXShims"),
+        .target(
             name: "FakeAPNs",
-            dependencies: ["CFakeAPNsShims", "COpenSSL", "CNGHTTP2"],
+            dependencies: ["COpenSSL", "COpenSSLShims", "CNGHTTP2", "CNGHTTP2Shims", "CPOSIXShims"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -69,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FakeAPNsTests",
-            dependencies: ["FakeAPNs", "FakeAPNsTesting", "CFakeAPNsShims"],
+            dependencies: ["FakeAPNs", "FakeAPNsTesting"],
             swiftSettings: strictSettings
         ),
     ],

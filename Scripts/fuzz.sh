@@ -24,6 +24,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${FUZZ_DIR:-$ROOT/.build/fuzz}"
 TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI)
+# The C shim targets, each a directory of Sources/ with its header in include/.
+SHIMS=(COpenSSLShims CNGHTTP2Shims CPOSIXShims CMicroHTTPDShims)
 
 usage() {
     sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -71,8 +73,8 @@ build_stamp() {
     {
         "$SWIFTC" --version 2>&1
         cat "${BASH_SOURCE[0]}"
-        find "$ROOT/Sources/FakeAPNs" "$ROOT/Sources/FakeAPNsDaemon" "$ROOT/Sources/CFakeAPNsShims" \
-            "$ROOT/Sources/CMicroHTTPDShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CNGHTTP2" \
+        find "$ROOT/Sources/FakeAPNs" "$ROOT/Sources/FakeAPNsDaemon" "${SHIMS[@]/#/$ROOT/Sources/}" \
+            "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CNGHTTP2" \
             "$ROOT/Sources/CMicroHTTPD" "$ROOT/Fuzz" -path "$ROOT/Fuzz/corpus" -prune -o -type f -print |
             LC_ALL=C sort | while IFS= read -r file; do
             echo "$file"
@@ -96,13 +98,18 @@ build() {
     local started=$SECONDS
     local obj="$OUT/obj"
     rm -rf "$obj" "$OUT/build.stamp"
-    mkdir -p "$obj/modules/CFakeAPNsShims" "$obj/modules/CMicroHTTPDShims" "$obj/logs"
+    mkdir -p "$obj/logs"
 
     # SwiftPM writes these module maps for the C targets; so does this script.
-    printf 'module CFakeAPNsShims {\n    umbrella "%s"\n    export *\n}\n' \
-        "$ROOT/Sources/CFakeAPNsShims/include" >"$obj/modules/CFakeAPNsShims/module.modulemap"
-    printf 'module CMicroHTTPDShims {\n    umbrella "%s"\n    export *\n}\n' \
-        "$ROOT/Sources/CMicroHTTPDShims/include" >"$obj/modules/CMicroHTTPDShims/module.modulemap"
+    local shim
+    local -a shim_includes=() shim_modules=()
+    for shim in "${SHIMS[@]}"; do
+        mkdir -p "$obj/modules/$shim"
+        printf 'module %s {\n    umbrella "%s"\n    export *\n}\n' "$shim" "$ROOT/Sources/$shim/include" \
+            >"$obj/modules/$shim/module.modulemap"
+        shim_includes+=(-I "$ROOT/Sources/$shim/include")
+        shim_modules+=(-I "$obj/modules/$shim")
+    done
 
     local -a cflags
     read -r -a cflags <<<"$(pkg-config --cflags openssl libnghttp2 libmicrohttpd)"
@@ -112,7 +119,7 @@ build() {
     local -a swiftflags=(
         -sanitize=fuzzer,address -O -g -swift-version 6 -package-name FakeAPNs -enable-upcoming-feature ExistentialAny
         -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CNGHTTP2" -I "$ROOT/Sources/CMicroHTTPD"
-        -I "$obj/modules/CFakeAPNsShims" -I "$obj/modules/CMicroHTTPDShims" -I "$obj/modules"
+        "${shim_modules[@]}" -I "$obj/modules"
     )
     local flag
     for flag in "${cflags[@]}"; do swiftflags+=(-Xcc "$flag"); done
@@ -135,12 +142,13 @@ build() {
     echo "fuzz.sh: building ${TARGETS[*]} into ${OUT#"$ROOT/"} (about a minute)"
     # The C shims.
     local c_objects=() file object
-    for file in "$ROOT"/Sources/CFakeAPNsShims/*.c "$ROOT"/Sources/CMicroHTTPDShims/*.c; do
-        object="$obj/$(basename "$(dirname "$file")")-$(basename "$file" .c).o"
-        run_step "clang-$(basename "$object" .o)" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -g -c "$file" \
-            -I "$ROOT/Sources/CFakeAPNsShims/include" -I "$ROOT/Sources/CMicroHTTPDShims/include" \
-            "${cflags[@]}" -o "$object"
-        c_objects+=("$object")
+    for shim in "${SHIMS[@]}"; do
+        for file in "$ROOT/Sources/$shim"/*.c; do
+            object="$obj/$shim-$(basename "$file" .c).o"
+            run_step "clang-$(basename "$object" .o)" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -g -c "$file" \
+                "${shim_includes[@]}" "${cflags[@]}" -o "$object"
+            c_objects+=("$object")
+        done
     done
 
     # The library's object code (the long step) runs beside its interface, which the targets

@@ -94,7 +94,7 @@ private func pathToken(_ path: String) -> String? {
     let bytes = Array(path.utf8)
     guard bytes.starts(with: prefix) else { return nil }
     let hex = bytes.dropFirst(prefix.count)
-    guard hex.count % 2 == 0, (2...200).contains(hex.count), hex.allSatisfy({ DeviceToken.hexValue($0) != nil }) else {
+    guard hex.count % 2 == 0, (2...200).contains(hex.count), hex.allSatisfy({ HexDigit.value($0) != nil }) else {
         return nil
     }
     return String(decoding: hex.map { $0 | 0x20 }, as: UTF8.self)
@@ -127,7 +127,7 @@ private func check(
     require(path.starts(with: prefix), "accepted path \(path)")
     let hex = path.dropFirst(prefix.count)
     require(hex.count % 2 == 0 && (2...200).contains(hex.count), "accepted a token of \(hex.count) digits")
-    require(hex.allSatisfy { DeviceToken.hexValue($0) != nil }, "accepted a token that is not hex")
+    require(hex.allSatisfy { HexDigit.value($0) != nil }, "accepted a token that is not hex")
     require(Array(fields.deviceToken.hex.utf8) == hex.map { $0 | 0x20 }, "token \(fields.deviceToken.hex) for \(hex)")
 
     if let id = first("apns-id") {

@@ -69,10 +69,10 @@ final class ControlAPITests: XCTestCase {
 
     /// Sends one HTTP/2 notification and returns the answer.
     @discardableResult
-    private func sendHTTP2(_ token: DeviceToken, topic: String, _ text: String) throws -> HTTP2Client.Response {
-        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port!)
+    private func sendHTTP2(_ token: DeviceToken, topic: String, _ text: String) throws -> ProviderAPIClient.Response {
+        let client = try ProviderAPIClient(host: "127.0.0.1", port: daemon.server.http2Port!)
         defer { client.close() }
-        return try client.send(HTTP2Client.Request(
+        return try client.send(ProviderAPIClient.Request(
             path: "/3/device/\(token.hex)", headers: [("apns-topic", topic), ("apns-push-type", "alert")],
             body: payload(text)))
     }

@@ -75,10 +75,10 @@ final class JSONEscapingTests: XCTestCase {
         })
     }
 
-    private func sendHTTP2(_ token: DeviceToken, topic: String, payload: [UInt8]) throws -> HTTP2Client.Response {
-        let client = try HTTP2Client(host: "127.0.0.1", port: daemon.server.http2Port!)
+    private func sendHTTP2(_ token: DeviceToken, topic: String, payload: [UInt8]) throws -> ProviderAPIClient.Response {
+        let client = try ProviderAPIClient(host: "127.0.0.1", port: daemon.server.http2Port!)
         defer { client.close() }
-        return try client.send(HTTP2Client.Request(
+        return try client.send(ProviderAPIClient.Request(
             path: "/3/device/\(token.hex)", headers: [("apns-topic", topic), ("apns-push-type", "alert")], body: payload))
     }
 

@@ -45,7 +45,7 @@ final class DaemonResourceLimitTests: XCTestCase {
         let binary = try started.daemon.next(timeout: .seconds(20))
         XCTAssertEqual(binary["event"]?.stringValue, "notification")
         XCTAssertEqual(binary["identifier"]?.intValue, 77)
-        let http2 = try HTTP2Client(host: "127.0.0.1", port: try started.port("http2"))
+        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: try started.port("http2"))
         XCTAssertEqual(try http2.send(.push()).status, 200)
         XCTAssertEqual(try started.daemon.next(timeout: .seconds(20))["format"]?.stringValue, "http2")
     }

@@ -172,7 +172,7 @@ final class DaemonTests: XCTestCase {
     func testServesHTTP2WithTokenAuthenticationFromAJWTKeyFile() throws {
         let p8 = repositoryRoot.appendingPathComponent("TestCerts/AuthKey_ABC123DEFG.p8").path
         let (daemon, _) = try startedDaemon(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(p8)"])
-        let client = try HTTP2Client(host: "127.0.0.1", port: http2Port)
+        let client = try ProviderAPIClient(host: "127.0.0.1", port: http2Port)
         let token = try ProviderTokenSigner.sign(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
         XCTAssertEqual(try client.send(.push(extra: [("authorization", "bearer \(token)")])).status, 200)
         let line = try daemon.next()

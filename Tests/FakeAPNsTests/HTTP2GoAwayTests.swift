@@ -83,8 +83,8 @@ final class HTTP2GoAwayTests: XCTestCase {
     func testRefusalsNameThePathsTokenWhenItIsValid() throws {
         let client = try server.connectHTTP2()
         let token = Fixtures.token
-        let cases: [(HTTP2Client.Request, String, DeviceToken?)] = [
-            (.init(method: "GET", path: "/3/device/\(token.hex)"), "MethodNotAllowed", token),
+        let cases: [(ProviderAPIClient.Request, String, DeviceToken?)] = [
+            (.init(path: "/3/device/\(token.hex)", method: "GET"), "MethodNotAllowed", token),
             (.push(extra: [("apns-topic", "com.example.app")]), "DuplicateHeaders", token),
             (.push(extra: [("apns-id", "not-a-uuid")]), "BadMessageId", token),
             (.push(extra: [("apns-priority", "7")]), "BadPriority", token),
@@ -94,7 +94,7 @@ final class HTTP2GoAwayTests: XCTestCase {
             (.init(path: "/3/device/zz", body: Fixtures.alert), "BadDeviceToken", nil),
             (.init(path: "/4/device/\(token.hex)", body: Fixtures.alert), "BadPath", nil),
         ]
-        let responses = try client.send(cases.map(\.0))
+        let responses = try client.exchange(cases.map(\.0))
         XCTAssertEqual(responses.map { $0.reason ?? "" }, cases.map(\.1))
         // Requests without a body end first: refusals are matched to requests by apns-id.
         let rejections = try server.rejections.pop(count: cases.count, timeout: .seconds(5))
@@ -210,7 +210,7 @@ final class HTTP2GoAwayTests: XCTestCase {
         defer { tls.close() }
         let session = try NGHTTP2Session(server: false, delegate: IgnoringDelegate())
         session.submitSettings(settings)
-        let request = HTTP2Client.Request.push()
+        let request = ProviderAPIClient.Request.push()
         _ = session.submitRequest(
             headers: [(":method", "POST"), (":scheme", "https"), (":authority", "localhost"), (":path", request.path)]
                 + request.headers,

@@ -64,8 +64,8 @@ final class HTTP2Tests: XCTestCase {
 
     func testManyConcurrentStreamsOnOneConnection() throws {
         let client = try server.connectHTTP2()
-        let requests = (0..<300).map { HTTP2Client.Request.push(body: Fixtures.payload($0)) }
-        let responses = try client.send(requests)
+        let requests = (0..<300).map { ProviderAPIClient.Request.push(body: Fixtures.payload($0)) }
+        let responses = try client.exchange(requests)
         XCTAssertEqual(responses.map(\.status), Array(repeating: 200, count: 300))
         let numbers = try server.notifications.pop(count: 300, timeout: .seconds(10)).compactMap { $0.payload["n"]?.intValue }
         XCTAssertEqual(Set(numbers), Set(0..<300))
@@ -76,7 +76,7 @@ final class HTTP2Tests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 6) { connection in
             do {
                 let client = try server.connectHTTP2()
-                let responses = try client.send((0..<50).map { HTTP2Client.Request.push(body: Fixtures.payload(connection * 1000 + $0)) })
+                let responses = try client.exchange((0..<50).map { ProviderAPIClient.Request.push(body: Fixtures.payload(connection * 1000 + $0)) })
                 XCTAssertEqual(Set(responses.map(\.status)), [200])
             } catch {
                 XCTFail("connection \(connection): \(error)")
@@ -105,11 +105,11 @@ final class HTTP2Tests: XCTestCase {
 
     func testErrorsCarryStatusReasonBodyAndApnsID() throws {
         let client = try server.connectHTTP2()
-        let cases: [(HTTP2Client.Request, Int, String)] = [
+        let cases: [(ProviderAPIClient.Request, Int, String)] = [
             (.init(path: "/3/device/zz", headers: [("apns-topic", "com.example.app")], body: Fixtures.alert), 400, "BadDeviceToken"),
             (.init(path: "/3/device/", body: Fixtures.alert), 400, "MissingDeviceToken"),
             (.init(path: "/4/device/\(Fixtures.token.hex)", body: Fixtures.alert), 404, "BadPath"),
-            (.init(method: "GET", path: "/3/device/\(Fixtures.token.hex)"), 405, "MethodNotAllowed"),
+            (.init(path: "/3/device/\(Fixtures.token.hex)", method: "GET"), 405, "MethodNotAllowed"),
             (.push(extra: [("apns-topic", "com.example.app")]), 400, "DuplicateHeaders"),
             (.push(extra: [("apns-priority", "7")]), 400, "BadPriority"),
             (.push(extra: [("apns-id", "not-a-uuid")]), 400, "BadMessageId"),
@@ -121,7 +121,7 @@ final class HTTP2Tests: XCTestCase {
             (.push(body: []), 400, "PayloadEmpty"),
             (.push(body: [UInt8](repeating: 0x20, count: 4097)), 413, "PayloadTooLarge"),
         ]
-        let responses = try client.send(cases.map(\.0))
+        let responses = try client.exchange(cases.map(\.0))
         for ((_, status, reason), response) in zip(cases, responses) {
             XCTAssertEqual(response.status, status, reason)
             XCTAssertEqual(response.reason, reason)
@@ -235,7 +235,7 @@ final class HTTP2Tests: XCTestCase {
     func testCloseFaultDropsTheConnection() throws {
         server.faults.add(FaultRule(match: .every, action: .closeConnection))
         let client = try server.connectHTTP2()
-        let response = try client.send(.push())
+        let response = try client.exchange(.push())
         XCTAssertEqual(response.status, 0)
         XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Connection closed")
     }

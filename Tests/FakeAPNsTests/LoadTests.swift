@@ -59,8 +59,8 @@ final class LoadTests: XCTestCase {
                     let client = try server.connectHTTP2()
                     defer { client.close() }
                     for batch in stride(from: 0, to: each, by: 250) {
-                        let responses = try client.send((batch..<batch + 250).map {
-                            HTTP2Client.Request.push(body: Fixtures.payload(connection * 10_000 + $0))
+                        let responses = try client.exchange((batch..<batch + 250).map {
+                            ProviderAPIClient.Request.push(body: Fixtures.payload(connection * 10_000 + $0))
                         })
                         XCTAssertEqual(Set(responses.map(\.status)), [200])
                     }

@@ -1,7 +1,3 @@
-// The shims include the same C headers; importing both keeps their names in one place
-// whichever module the compiler loads first.
-internal import CFakeAPNsShims
-internal import COpenSSL
 import Foundation
 
 /// A key the server trusts for token authentication: the public half of an APNs auth key
@@ -68,7 +64,7 @@ public struct JWTSigningKey: Sendable, Hashable {
     /// - Throws: ``JWTKeyError`` when the IDs are empty, the text is not a PEM private key, or
     ///   the key is not EC P-256.
     public init(keyID: String, teamID: String, privateKeyPEM: String) throws(JWTKeyError) {
-        try self.init(keyID: keyID, teamID: teamID, key: EVPKey.publicHalf(ofPrivateKeyPEM: privateKeyPEM))
+        try self.init(keyID: keyID, teamID: teamID, key: EVPKey.jwtPublicHalf(ofPrivateKeyPEM: privateKeyPEM))
     }
 
     /// A trusted key from an APNs auth key file (`AuthKey_<key id>.p8`) at `p8File`.
@@ -84,7 +80,7 @@ public struct JWTSigningKey: Sendable, Hashable {
         }
         let key: EVPKey
         do {
-            key = try EVPKey.publicHalf(ofPrivateKeyPEM: text)
+            key = try EVPKey.jwtPublicHalf(ofPrivateKeyPEM: text)
             try key.requireP256()
         } catch {
             throw JWTKeyError("\(p8File): \(error.message)")
@@ -157,46 +153,13 @@ public struct JWTKeyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "JWT key error: \(message)" }
 }
 
-// MARK: - EVPKey
+// MARK: - Loading keys for ES256
 
-/// An OpenSSL `EVP_PKEY`, freed with its owner. Immutable after creation; OpenSSL allows
-/// concurrent signing and verification with one key, which makes it safe to share.
-final class EVPKey: @unchecked Sendable {
-    let pointer: OpaquePointer
-
-    private init(_ pointer: OpaquePointer) {
-        self.pointer = pointer
-    }
-
-    deinit {
-        EVP_PKEY_free(pointer)
-    }
-
-    /// A public key from SubjectPublicKeyInfo PEM, or nil.
-    static func publicKey(fromPEM pem: String) -> EVPKey? {
-        defer { ERR_clear_error() }
-        var bytes = Array(pem.utf8)
-        guard bytes.count <= Int(Int32.max) else { return nil }
-        return bytes.withUnsafeMutableBytes { buffer -> EVPKey? in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PUBKEY(bio, nil, nil, nil).map(EVPKey.init)
-        }
-    }
-
-    /// A public key from SubjectPublicKeyInfo DER, or nil.
-    static func publicKey(fromDER der: [UInt8]) -> EVPKey? {
-        defer { ERR_clear_error() }
-        return der.withUnsafeBufferPointer { buffer -> EVPKey? in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_PUBKEY(nil, &cursor, buffer.count).map(EVPKey.init)
-        }
-    }
-
+extension EVPKey {
     /// A private key from PEM (PKCS#8 or traditional), unencrypted.
-    static func privateKey(fromPEM pem: String) throws(JWTKeyError) -> EVPKey {
+    static func jwtPrivateKey(fromPEM pem: String) throws(JWTKeyError) -> EVPKey {
         do {
-            return EVPKey(try TLSContext.privateKey(fromPEM: pem, passphrase: nil))
+            return try privateKey(fromPEM: pem)
         } catch {
             throw JWTKeyError(
                 "not a PEM private key (an APNs .p8 is -----BEGIN PRIVATE KEY-----): "
@@ -206,42 +169,15 @@ final class EVPKey: @unchecked Sendable {
     }
 
     /// The public key of a private key in PEM.
-    static func publicHalf(ofPrivateKeyPEM pem: String) throws(JWTKeyError) -> EVPKey {
-        let privateKey = try privateKey(fromPEM: pem)
-        guard let der = privateKey.subjectPublicKeyInfoDER(), let key = publicKey(fromDER: der) else {
+    static func jwtPublicHalf(ofPrivateKeyPEM pem: String) throws(JWTKeyError) -> EVPKey {
+        guard let key = try jwtPrivateKey(fromPEM: pem).publicHalf() else {
             throw JWTKeyError("could not derive the public key from the private key")
         }
         return key
     }
 
-    /// The public half as SubjectPublicKeyInfo DER, or nil when OpenSSL cannot encode it.
-    func subjectPublicKeyInfoDER() -> [UInt8]? {
-        defer { ERR_clear_error() }
-        let length = i2d_PUBKEY(pointer, nil)
-        guard length > 0 else { return nil }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            return i2d_PUBKEY(pointer, &cursor)
-        }
-        return written == length ? der : nil
-    }
-
     /// Throws unless this is an EC key on P-256, the only curve ES256 allows.
     func requireP256() throws(JWTKeyError) {
-        let type = EVP_PKEY_get0_type_name(pointer).map { String(cString: $0) } ?? "unknown"
-        guard EVP_PKEY_is_a(pointer, "EC") == 1 else {
-            throw JWTKeyError("an \(type) key; ES256 needs an EC key on the P-256 curve")
-        }
-        var name = [CChar](repeating: 0, count: 80)
-        var length = 0
-        guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1, length < name.count else {
-            ERR_clear_error()
-            throw JWTKeyError("an EC key with no named curve; ES256 needs the P-256 curve")
-        }
-        let curve = String(decoding: name[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard ["prime256v1", "P-256", "secp256r1"].contains(curve) else {
-            throw JWTKeyError("an EC key on the \(curve) curve; ES256 needs the P-256 curve (prime256v1)")
-        }
+        if let mismatch = p256Mismatch() { throw JWTKeyError(mismatch) }
     }
 }

@@ -1,4 +1,4 @@
-internal import CFakeAPNsShims
+internal import CPOSIXShims
 #if canImport(Glibc)
 import Glibc
 #endif

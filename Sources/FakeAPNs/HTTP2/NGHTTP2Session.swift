@@ -1,4 +1,4 @@
-internal import CFakeAPNsShims
+internal import CNGHTTP2Shims
 internal import CNGHTTP2
 
 /// What an HTTP/2 session reports, one event at a time, on the thread that feeds it bytes.

@@ -1,6 +1,6 @@
 // The shims include the same C headers; importing both keeps their names in one place
 // whichever module the compiler loads first.
-internal import CFakeAPNsShims
+internal import CNGHTTP2Shims
 internal import CNGHTTP2
 
 /// SETTINGS identifiers, as plain integers for the session wrapper.

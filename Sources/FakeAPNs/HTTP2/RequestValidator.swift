@@ -322,7 +322,7 @@ struct RequestValidator: Sendable {
 
     /// The value of each byte as a hex digit (either case), 0xFF for the others: a table, as
     /// the 64 digits of every request's token go through it.
-    private static let hexValues: [UInt8] = (0...255).map { DeviceToken.hexValue(UInt8($0)) ?? 0xFF }
+    private static let hexValues: [UInt8] = (0...255).map { HexDigit.value(UInt8($0)) ?? 0xFF }
 
     // MARK: - Header values
 
@@ -337,7 +337,7 @@ struct RequestValidator: Sendable {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 lowered.append(byte)
             } else {
-                guard DeviceToken.hexValue(byte) != nil else { return nil }
+                guard HexDigit.value(byte) != nil else { return nil }
                 lowered.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") ? byte + 32 : byte)
             }
         }

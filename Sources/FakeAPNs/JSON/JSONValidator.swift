@@ -164,7 +164,7 @@ struct JSONValidator {
                     guard end - cursor >= 4 else { return false }
                     var unit: UInt16 = 0
                     for index in 0..<4 {
-                        guard let digit = DeviceToken.hexValue(cursor[index]) else { return false }
+                        guard let digit = HexDigit.value(cursor[index]) else { return false }
                         unit = unit << 4 | UInt16(digit)
                     }
                     // Surrogate pairs are left to the parser (the caller falls back to it), so

@@ -175,7 +175,7 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
         for offset in firstDigit..<endOfDigits {
             let byte = utf8[offset]
             if isWhitespace(byte) { continue }
-            guard let nibble = hexValue(byte) else { return .invalidByte(utf8Offset: offset) }
+            guard let nibble = HexDigit.value(byte) else { return .invalidByte(utf8Offset: offset) }
             digitCount += 1
             if let high = pendingHighNibble {
                 bytes.append(high << 4 | nibble)
@@ -194,15 +194,6 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
             || byte == UInt8(ascii: "\r")
     }
 
-    /// The value of one hex digit (either case), or nil.
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 /// Why text could not be read as a device token.

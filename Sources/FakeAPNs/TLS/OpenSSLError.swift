@@ -1,4 +1,4 @@
-internal import CFakeAPNsShims
+internal import COpenSSLShims
 internal import COpenSSL
 
 /// A failure reported by OpenSSL, with the library's own words.

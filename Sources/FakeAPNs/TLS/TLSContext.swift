@@ -1,4 +1,4 @@
-internal import CFakeAPNsShims
+internal import COpenSSLShims
 internal import COpenSSL
 import Foundation
 

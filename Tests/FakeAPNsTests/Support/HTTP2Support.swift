@@ -3,21 +3,21 @@ import Foundation
 
 extension FakeAPNsServer {
     /// An HTTP/2 client connected to this server's provider API.
-    func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> HTTP2Client {
-        try HTTP2Client(host: configuration.host, port: http2Port!, identity: identity, offerALPN: offerALPN)
+    func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> ProviderAPIClient {
+        try ProviderAPIClient(host: configuration.host, port: http2Port!, identity: identity, offerALPN: offerALPN)
     }
 }
 
-extension HTTP2Client.Request {
+extension ProviderAPIClient.Request {
     /// A push to `token` with the usual headers; `extra` are appended as given.
     static func push(
         _ token: DeviceToken = Fixtures.token, topic: String? = "com.example.app", pushType: String? = "alert",
         extra: [(String, String)] = [], body: [UInt8] = Fixtures.alert
-    ) -> HTTP2Client.Request {
+    ) -> ProviderAPIClient.Request {
         var headers: [(String, String)] = []
         if let topic { headers.append(("apns-topic", topic)) }
         if let pushType { headers.append(("apns-push-type", pushType)) }
-        return HTTP2Client.Request(path: "/3/device/\(token.hex)", headers: headers + extra, body: body)
+        return ProviderAPIClient.Request(path: "/3/device/\(token.hex)", headers: headers + extra, body: body)
     }
 }
 

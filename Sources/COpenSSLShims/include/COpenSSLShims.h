@@ -1,13 +1,12 @@
 // Functions for the OpenSSL macros that Swift cannot import, so the Swift code
 // reaches OpenSSL through plain C functions only.
-#ifndef FAKEAPNS_SHIMS_H
-#define FAKEAPNS_SHIMS_H
+#ifndef FAKEAPNS_COPENSSLSHIMS_H
+#define FAKEAPNS_COPENSSLSHIMS_H
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <stdint.h>
 #include <stddef.h>
-#include "CFakeAPNsHTTP2.h"
 
 /// Server defaults: TLS 1.0 and later (legacy APNs clients), no renegotiation,
 /// a peer closing without close_notify is an ordinary end of stream.
@@ -35,22 +34,6 @@ const char *fakeapns_ssl_verify_error(SSL *ssl);
 
 /// Pops every queued OpenSSL error into `buffer` as one line; returns its length.
 int fakeapns_drain_errors(char *buffer, int capacity);
-
-/// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
-int fakeapns_accept(int socket);
-
-/// A close-on-exec eventfd, for waking a thread blocked in poll.
-int fakeapns_eventfd(void);
-
-/// Gives back the pages of the calling thread's stack below its current frames: a deep call
-/// that has returned (a TLS handshake) leaves them resident otherwise.
-void fakeapns_release_unused_stack(void);
-
-/// Names the calling thread (at most 15 bytes), for debuggers and /proc.
-void fakeapns_set_thread_name(const char *name);
-
-/* Gives the heap's free pages back to the system (glibc's malloc_trim). */
-void fakeapns_release_free_memory(void);
 
 /// Makes a server context one for HTTP/2 over TLS (RFC 9113 §9.2): TLS 1.2 or later, and
 /// under TLS 1.2 only ECDHE or DHE with AES-GCM or ChaCha20-Poly1305, so a client that offers

@@ -1,4 +1,4 @@
-#include "CFakeAPNsHTTP2.h"
+#include "CNGHTTP2Shims.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 // nghttp2 calls whose names or types changed across releases (1.52 in Debian 12 lacks the
 // `*2` API that newer releases prefer), behind one stable set of functions.
-#ifndef FAKEAPNS_HTTP2_H
-#define FAKEAPNS_HTTP2_H
+#ifndef FAKEAPNS_CNGHTTP2SHIMS_H
+#define FAKEAPNS_CNGHTTP2SHIMS_H
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-internal import CFakeAPNsShims
+internal import CPOSIXShims
 import Foundation
 
 #if canImport(Glibc)

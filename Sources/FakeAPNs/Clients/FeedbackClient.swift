@@ -2,12 +2,14 @@
 /// Works against FakeAPNs and anything that speaks Apple's feedback protocol.
 ///
 /// ```swift
-/// let tuples = try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort)
+/// let tuples = try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!)
 /// ```
 public enum FeedbackClient {
     /// Reads the pending tuples.
     ///
     /// - Parameters:
+    ///   - host: the server's name or address (`127.0.0.1`, `localhost`).
+    ///   - port: its port (`server.feedbackPort!`; Apple's was 2196).
     ///   - trustedCAsPEM: CAs the server's certificate must chain to (default: the test CA;
     ///     nil: accept any certificate).
     ///   - identity: the provider certificate to present, when the service asks for one.

@@ -1,0 +1,22 @@
+// Linux calls that Swift's Glibc module does not offer (GNU extensions and glibc's own),
+// behind plain functions.
+#ifndef FAKEAPNS_CPOSIXSHIMS_H
+#define FAKEAPNS_CPOSIXSHIMS_H
+
+/// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
+int fakeapns_accept(int socket);
+
+/// A close-on-exec eventfd, for waking a thread blocked in poll.
+int fakeapns_eventfd(void);
+
+/// Gives back the pages of the calling thread's stack below its current frames: a deep call
+/// that has returned (a TLS handshake) leaves them resident otherwise.
+void fakeapns_release_unused_stack(void);
+
+/// Names the calling thread (at most 15 bytes), for debuggers and /proc.
+void fakeapns_set_thread_name(const char *name);
+
+/// Gives the heap's free pages back to the system (glibc's malloc_trim).
+void fakeapns_release_free_memory(void);
+
+#endif
