@@ -39,9 +39,9 @@ if [[ -n "${ABUSE_BINARY:-}" ]]; then
 else
     if [[ "${ABUSE_SKIP_BUILD:-0}" != 1 ]]; then
         echo "Building fake-apns (release)..." >&2
-        swift build -c release --product fake-apns >&2
+        "$ROOT/Scripts/build-daemon" --if-stale
     fi
-    BIN="$(swift build -c release --show-bin-path)/fake-apns"
+    BIN="$ROOT/.build/release/fake-apns"
 fi
 [[ -x "$BIN" ]] || { echo "abuse: $BIN is missing; build it first" >&2; exit 2; }
 

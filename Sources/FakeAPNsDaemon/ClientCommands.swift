@@ -1,8 +1,9 @@
 import FakeAPNs
 import Foundation
 
-// What `fake-apns send` and `fake-apns feedback` share: where they print, how they read their
-// options, and the connection options (host, port, certificates, timeout).
+// What the client commands (`fake-apns send`, `feedback`, `token`, `ca`) share: where they
+// print, how they read their options, and the connection options (host, port, certificates,
+// timeout).
 
 // MARK: - Output
 
@@ -58,17 +59,21 @@ struct ClientOption<Settings> {
     }
 }
 
-/// Settings that carry the connection options.
-protocol ClientSettings {
-    var connection: ConnectionSettings { get set }
+/// A command's settings: at least whether `--help` was given.
+protocol CommandSettings {
     var showHelp: Bool { get set }
+}
+
+/// Settings that carry the connection options.
+protocol ClientSettings: CommandSettings {
+    var connection: ConnectionSettings { get set }
 }
 
 /// Reads a client command's arguments against its option table.
 enum ClientArguments {
     /// Applies `arguments` (`--flag value`, `--flag=value`, switches) to `settings`; the flags
     /// given, in order, are returned for the checks between options.
-    static func parse<Settings: ClientSettings>(
+    static func parse<Settings: CommandSettings>(
         _ arguments: [String], into settings: inout Settings, table: [ClientOption<Settings>], command: String
     ) throws -> [String] {
         var given: [String] = []
@@ -156,15 +161,14 @@ enum ClientArguments {
         return value
     }
 
-    /// The text of a file an option names; a file that cannot be read is a usage error.
+    /// The text of a file an option names; for a client, a file that cannot be read is a
+    /// usage error (its exit status 1 says the server refused or could not be reached).
     static func readFile(_ name: String, _ path: String) throws -> String {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw Options.UsageError(description: "\(name) \(path): no such file")
+        do {
+            return try Options.readFile(name, path)
+        } catch {
+            throw Options.UsageError(description: "\(error)")
         }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw Options.UsageError(description: "\(name) \(path): cannot read it as text")
-        }
-        return text
     }
 }
 
@@ -202,8 +206,8 @@ struct ConnectionSettings {
             },
             ClientOption(
                 flag: "--ca", argument: "FILE",
-                help: "CA certificates, PEM, the server must chain to (default: the built-in test CA,"
-                    + " TestCerts/ca.pem; for Apple's servers, the system bundle such as"
+                help: "CA certificates, PEM, the server must chain to (default: the built-in test CA, which"
+                    + " fake-apns ca prints; for Apple's servers, the system bundle such as"
                     + " /etc/ssl/certs/ca-certificates.crt)."
             ) {
                 $0.connection.caFile = $1
@@ -249,6 +253,6 @@ struct ConnectionSettings {
     /// The timeout as a duration.
     var timeoutDuration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
 
-    /// The timeout as people write it: "10", "0.5".
-    var timeoutText: String { timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout) }
+    /// The timeout as people say it: "1 second", "10 seconds", "0.5 seconds".
+    var timeoutPhrase: String { timeoutDuration.secondsPhrase }
 }

@@ -1,6 +1,10 @@
 import FakeAPNs
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The daemon's engine: the server configured from the options, with the `--devices`
 /// registered, and the control API beside it. `reset()` brings both back to how they started.
 final class Daemon: Sendable {
@@ -22,17 +26,77 @@ final class Daemon: Sendable {
         registerDevices()
     }
 
-    /// Starts the APNs listeners and the control API.
+    /// Starts the APNs listeners and the control API. A failure says which option is behind it
+    /// (``Options/StartFailure``) when the options tell.
     func start(metrics: Metrics) throws {
-        try server.start()
+        do {
+            try server.start()
+        } catch let error as TLSError {
+            throw Self.explain(error, options)
+        } catch let error as SocketError {
+            throw Self.explain(error, options)
+        }
         let control = ControlAPI(daemon: self, metrics: metrics, maximumConnections: options.webMaxConnections)
         do {
             let port = try control.start(host: options.webHost, port: options.webPort)
             api.withLock { $0 = (control, port) }
         } catch {
             server.stop()
-            throw error
+            throw Options.StartFailure(description: "--web-port \(options.webPort): \(error)\(Self.inUseHint("\(error)"))")
         }
+    }
+
+    /// What a TLS failure at start means in terms of the options: which file is not what it
+    /// should be. OpenSSL's words follow, for the details.
+    private static func explain(_ error: TLSError, _ options: Options) -> any Error {
+        let operation = error.operation
+        let openSSL = error.details.isEmpty ? "" : " (OpenSSL: \(error.details))"
+        if let certificate = options.certificateFile, let key = options.keyFile {
+            if operation.contains("certificate chain") || operation.contains("the certificate")
+                || operation.contains("intermediate")
+            {
+                return Options.StartFailure(description: "--cert \(certificate): not a PEM certificate chain\(openSSL)")
+            }
+            if operation == "loading the private key" && error.details.contains("bad decrypt") {
+                return Options.StartFailure(
+                    description: options.keyPassphrase == nil
+                        ? "--key \(key): the key is encrypted; give its passphrase with --key-passphrase"
+                        : "--key \(key): --key-passphrase does not decrypt the key")
+            }
+            if operation == "loading the private key" {
+                return Options.StartFailure(description: "--key \(key): not a PEM private key\(openSSL)")
+            }
+            if operation.contains("private key") {
+                return Options.StartFailure(
+                    description: "--key \(key) is not the private key of the certificate in --cert \(certificate)\(openSSL)")
+            }
+        }
+        if let file = options.trustedCAFile, operation.contains("CA certificate") {
+            return Options.StartFailure(description: "--trusted-ca \(file): not PEM CA certificates\(openSSL)")
+        }
+        return error
+    }
+
+    /// What a socket failure at start means in terms of the options: the address of `--host`,
+    /// or the port of one listener.
+    private static func explain(_ error: SocketError, _ options: Options) -> any Error {
+        if error.operation.hasPrefix("resolving") || error.code == EADDRNOTAVAIL {
+            return Options.StartFailure(description: "--host \(options.host): \(error)")
+        }
+        let listeners = [
+            ("gateway", "--gateway-port", options.gatewayPort), ("feedback", "--feedback-port", options.feedbackPort),
+            ("HTTP/2", "--http2-port", options.http2Port),
+        ]
+        // The options give every listener its own port, so the port in the message tells which.
+        guard let (name, flag, port) = listeners.first(where: { $0.2 != 0 && error.operation.hasSuffix(":\($0.2)") })
+        else { return error }
+        return Options.StartFailure(
+            description: "\(flag) \(port): the \(name) listener cannot listen: \(error)\(inUseHint(error.description))")
+    }
+
+    private static func inUseHint(_ message: String) -> String {
+        message.contains(String(cString: strerror(EADDRINUSE)))
+            ? " (another process listens there: stop it, or pick another port; 0 picks a free one)" : ""
     }
 
     /// Stops every APNs listener, then the control API. A `next` that starts meanwhile is
@@ -99,18 +163,16 @@ final class Daemon: Sendable {
         configuration.frameTimeout = options.frameTimeout
         configuration.idleTimeout = options.idleTimeout
         if let certificate = options.certificateFile, let key = options.keyFile {
-            configuration.identity = try TLSIdentity(
-                certificateFile: certificate, privateKeyFile: key, passphrase: options.keyPassphrase)
+            configuration.identity = TLSIdentity(
+                certificateChainPEM: try Options.readFile("--cert", certificate),
+                privateKeyPEM: try Options.readFile("--key", key), passphrase: options.keyPassphrase)
         }
         configuration.authentication = try authentication(options)
-        if options.clientCertificates != .off {
-            var trusted = TestCertificates.caPEM
-            if let file = options.trustedCAFile {
-                trusted = try String(contentsOfFile: file, encoding: .utf8)
-            }
-            configuration.clientCertificates = ClientCertificatePolicy(
-                mode: options.clientCertificates, trustedCAsPEM: trusted)
-        }
+        // With the mode off, the CAs still serve --auth certificate's HTTP/2 listener.
+        configuration.clientCertificates = ClientCertificatePolicy(
+            mode: options.clientCertificates,
+            trustedCAsPEM: try options.trustedCAFile.map { try Options.readFile("--trusted-ca", $0) }
+                ?? TestCertificates.caPEM)
         return FakeAPNsServer(configuration: configuration)
     }
 
@@ -145,10 +207,15 @@ final class Daemon: Sendable {
 
     /// A trusted JWT key from a `.p8` or a public key PEM file.
     private static func signingKey(keyID: String, teamID: String, path: String) throws -> JWTSigningKey {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        if text.contains("PUBLIC KEY") {
-            return try JWTSigningKey(keyID: keyID, teamID: teamID, publicKeyPEM: text)
+        let text = try Options.readFile("--jwt-key", path)
+        let key = Result { () throws(JWTKeyError) in
+            text.contains("PUBLIC KEY")
+                ? try JWTSigningKey(keyID: keyID, teamID: teamID, publicKeyPEM: text)
+                : try JWTSigningKey(keyID: keyID, teamID: teamID, privateKeyPEM: text)
         }
-        return try JWTSigningKey(keyID: keyID, teamID: teamID, privateKeyPEM: text)
+        switch key {
+        case .success(let key): return key
+        case .failure(let error): throw Options.StartFailure(description: "--jwt-key \(path): \(error.message)")
+        }
     }
 }

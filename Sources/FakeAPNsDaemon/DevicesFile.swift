@@ -20,12 +20,7 @@ enum DevicesFile {
     }
 
     static func read(_ path: String) throws -> [Entry] {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw Problem(description: "--devices: cannot read \(path): \(error.localizedDescription)")
-        }
+        let text = try Options.readFile("--devices", path)
         var entries: [Entry] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)

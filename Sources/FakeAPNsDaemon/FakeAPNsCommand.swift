@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `fake-apns` command: `serve` (the default), `send`, `feedback`.
+/// The `fake-apns` command: `serve` (the default), `send`, `feedback`, `token`, `ca`.
 public enum FakeAPNsCommand {
     /// Runs the command line and returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
@@ -9,6 +9,10 @@ public enum FakeAPNsCommand {
             return SendCommand.run(Array(arguments.dropFirst()))
         case "feedback":
             return FeedbackCommand.run(Array(arguments.dropFirst()))
+        case "token":
+            return TokenCommand.run(Array(arguments.dropFirst()))
+        case "ca":
+            return CACommand.run(Array(arguments.dropFirst()))
         default:
             return ServeCommand.run(arguments, environment: environment)
         }

@@ -37,9 +37,9 @@ enum FeedbackCommand {
             // A read that gives up on its timeout surfaces as an OpenSSL "want read" error; the
             // clock tells it from a real failure.
             if ContinuousClock.now - started >= settings.connection.timeoutDuration - .milliseconds(50) {
-                let seconds = settings.connection.timeoutText
                 return output.failure(
-                    "the feedback service did not close the connection within \(seconds) seconds (\(error))")
+                    "the feedback service did not close the connection within \(settings.connection.timeoutPhrase)"
+                        + " (\(error))")
             }
             return output.failure("\(error)")
         }
@@ -66,8 +66,14 @@ enum FeedbackCommand {
                 """,
             table: table,
             footer: """
-                Output, one line per tuple:
-                  {"token":"fe15a27d...","timestamp":1700000000,"time":"2023-11-14T22:13:20.000000Z"}
+                Output, one line per tuple (<token>: the device token in hex):
+                  {"token":"<token>","timestamp":1700000000,"time":"2023-11-14T22:13:20.000000Z"}
+
+                Example, against fake-apns started with no options: queue a tuple through its control
+                API, then read it.
+                  curl -d '{"token":"fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"}' http://127.0.0.1:8195/api/v1/feedback
+                  fake-apns feedback
+
                 Exits 0 when the read succeeded (with or without tuples), 1 when the connection fails
                 (message on standard error), 64 on usage errors.
                 """)

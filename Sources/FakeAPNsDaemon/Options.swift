@@ -1,4 +1,5 @@
 import FakeAPNs
+import Foundation
 
 /// The daemon's options, parsed by hand (no outside packages here). One table describes every
 /// option: its flag, its environment variable (`FAKE_APNS_` and the flag in capitals), its help
@@ -50,8 +51,14 @@ public struct Options: Sendable {
 
     static let version = "0.2.0"
 
-    /// A usage problem: the message names the option.
+    /// A usage problem: the message names the option. Exits 64.
     struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Why the daemon cannot start although its command line is well formed: a file an option
+    /// names, or a listener that cannot listen. The message names the option. Exits 1.
+    struct StartFailure: Error, CustomStringConvertible {
         let description: String
     }
 
@@ -153,7 +160,7 @@ public struct Options: Sendable {
         Option(flag: "--strict", argument: nil, help: "Refuse tokens that are not registered (binary status 8, HTTP/2 BadDeviceToken).") {
             $0.strict = try flag($1, $2)
         },
-        Option(flag: "--cert", argument: "FILE", help: "Server certificate chain, PEM (default: the built-in test identity; clients trust TestCerts/ca.pem).") {
+        Option(flag: "--cert", argument: "FILE", help: "Server certificate chain, PEM (default: the built-in test identity for localhost; clients trust the test CA, which fake-apns ca prints and Scripts/install puts in PREFIX/share/fake-apns/ca.pem).") {
             $0.certificateFile = $2
         },
         Option(flag: "--key", argument: "FILE", help: "Server private key, PEM (with --cert).") {
@@ -168,7 +175,7 @@ public struct Options: Sendable {
             }
             $0.clientCertificates = mode
         },
-        Option(flag: "--trusted-ca", argument: "FILE", help: "CAs, PEM, that client certificates must chain to (default: the test CA).") {
+        Option(flag: "--trusted-ca", argument: "FILE", help: "CAs, PEM, that client certificates must chain to, with --client-certificates or --auth certificate (default: the test CA, fake-apns ca).") {
             $0.trustedCAFile = $2
         },
         Option(flag: "--max-payload-size", argument: "BYTES", help: "Largest binary payload accepted (default 2048, as Apple's).") {
@@ -216,10 +223,12 @@ public struct Options: Sendable {
             first line of standard output names every listener with its bound port, so a script
             can start it with port 0 and read where it listens.
 
-            Usage: fake-apns [serve] [options]
+            Usage: fake-apns [serve] [options]    run the fake APNs (the default command)
                    fake-apns send [options]       send one notification and print the outcome
                    fake-apns feedback [options]   read and print the feedback tuples
-                   (fake-apns send --help and fake-apns feedback --help list their options)
+                   fake-apns token [options]      print a provider token (JWT) for --auth token
+                   fake-apns ca                   print the test CA, PEM, that clients trust
+                   (fake-apns COMMAND --help lists the options of each)
 
             Options (each also read from the environment variable shown; the command line wins):
 
@@ -233,7 +242,20 @@ public struct Options: Sendable {
               --version                     Print the version and exit.
               --help                        Print this help and exit.
 
-            Stops on SIGINT or SIGTERM, exiting 0. Usage errors exit 64.
+            Stops on SIGINT or SIGTERM, exiting 0. Usage errors exit 64. A failure to start exits 1:
+            a file an option names that is missing, unreadable or not what it should be, or a port
+            in use; the message names the option.
+
+            Examples (fake-apns with no options listens on 127.0.0.1: gateway 2195, feedback 2196,
+            HTTP/2 2197, control API 8195; the device token is any hex you choose):
+              fake-apns --gateway-port 0 --feedback-port 0 --http2-port 0 --web-port 0
+                  free ports, named on the first line of output
+              fake-apns send --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --topic com.example.app
+                  an HTTP/2 notification; then take it from the control API:
+              curl 'http://127.0.0.1:8195/api/v1/notifications/next?timeout=5'
+              curl --http2 --cacert <(fake-apns ca) -H 'apns-topic: com.example.app' -d '{"aps":{"alert":"Hi"}}' https://127.0.0.1:2197/3/device/fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2
+                  the same with curl; against fake-apns --auth token, add
+                  -H "authorization: bearer $(fake-apns token)"
             """
         return text
     }
@@ -267,6 +289,11 @@ public struct Options: Sendable {
                 break
             }
             guard let option = table.first(where: { $0.flag == name }) else {
+                if !name.hasPrefix("-") {
+                    throw UsageError(
+                        description: "unexpected argument '\(name)': the commands are serve, send, feedback, token and ca"
+                            + " (see fake-apns --help)")
+                }
                 throw UsageError(description: "unknown option '\(name)' (see fake-apns --help)")
             }
             let value: String
@@ -295,9 +322,48 @@ public struct Options: Sendable {
         if (certificateFile == nil) != (keyFile == nil) {
             throw UsageError(description: certificateFile == nil ? "--key needs --cert" : "--cert needs --key")
         }
+        if keyPassphrase != nil && keyFile == nil {
+            throw UsageError(description: "--key-passphrase needs --cert and --key")
+        }
+        if trustedCAFile != nil && clientCertificates == .off && Daemon.modeName(self) != "certificate" {
+            throw UsageError(
+                description: "--trusted-ca applies only with --client-certificates optional or required, or --auth certificate")
+        }
+        try checkPortsDiffer()
         if !webPublic && !Self.isLoopback(webHost) {
             throw UsageError(description: "--web-host \(webHost) is not a loopback address; the control API has no authentication, so add --web-public to mean it")
         }
+    }
+
+    /// Two listeners on one port: the second could never bind, so say it before starting.
+    private func checkPortsDiffer() throws {
+        var ports = [("--gateway-port", gatewayPort), ("--feedback-port", feedbackPort), ("--http2-port", http2Port)]
+        if webHost == host { ports.append(("--web-port", webPort)) }
+        for (index, (flag, port)) in ports.enumerated() where port != 0 {
+            if let (other, _) = ports[..<index].first(where: { $0.1 == port }) {
+                throw UsageError(description: "\(other) and \(flag) both name port \(port); each listener needs its own")
+            }
+        }
+    }
+
+    /// The text of the file an option names, or a ``StartFailure`` naming the option and the file
+    /// and saying what is wrong: missing, a folder, unreadable, or not text.
+    static func readFile(_ name: String, _ path: String) throws -> String {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw StartFailure(description: "\(name) \(path): no such file")
+        }
+        guard !isFolder.boolValue else {
+            throw StartFailure(description: "\(name) \(path): a folder, not a file")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let why = FileManager.default.isReadableFile(atPath: path) ? "a read error" : "permission denied"
+            throw StartFailure(description: "\(name) \(path): cannot read it (\(why))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw StartFailure(description: "\(name) \(path): not text (PEM and --devices files are UTF-8 text)")
+        }
+        return text
     }
 
     /// Whether `host` names this machine only.

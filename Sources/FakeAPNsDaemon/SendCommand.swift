@@ -295,8 +295,8 @@ enum SendCommand {
                 """,
             table: table,
             footer: """
-                Output:
-                  {"protocol":"http2","status":200,"apnsID":"...","reason":null}       (410 adds "timestamp")
+                Output (<apns-id>: the notification's UUID):
+                  {"protocol":"http2","status":200,"apnsID":"<apns-id>","reason":null}   (410 adds "timestamp")
                   {"protocol":"binary","accepted":true}
                   {"protocol":"binary","accepted":false,"status":8,"statusName":"Invalid token","identifier":7}
                 The binary gateway answers only refusals, so --protocol binary waits for its verdict:
@@ -306,6 +306,10 @@ enum SendCommand {
 
                 Exits 0 when accepted, 1 when refused or when the connection fails (message on standard
                 error), 64 on usage errors.
+
+                Examples, against fake-apns started with no options (the device token is any hex you choose):
+                  fake-apns send --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --topic com.example.app
+                  fake-apns send --protocol binary --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --badge 3
                 """)
     }
 

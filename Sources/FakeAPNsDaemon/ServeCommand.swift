@@ -33,18 +33,20 @@ enum ServeCommand {
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
         DescriptorLimit.raiseToHardLimit()
+        // From here on a failure is one to start (exit 1), not of usage: the command line was
+        // well formed, and what it names is not there or not what it should be.
         let devices: [DevicesFile.Entry]
         do {
             devices = try options.devicesFile.map { try DevicesFile.read($0) } ?? []
         } catch {
-            return FakeAPNsCommand.usageError("\(error)")
+            return startFailure(error)
         }
         let standardOutput = OutputWriter()
         let logOutput: OutputWriter
         do {
             logOutput = try options.logFile.map { try OutputWriter(appendingTo: $0) } ?? standardOutput
         } catch {
-            return FakeAPNsCommand.usageError("\(error)")
+            return startFailure(error)
         }
         let log: EventLog
         do {
@@ -66,9 +68,8 @@ enum ServeCommand {
                 backPressure: { log.waitForRoom() })
             try daemon.start(metrics: metrics)
         } catch {
-            FakeAPNsCommand.printError("\(error)")
             close(log)
-            return 1
+            return startFailure(error)
         }
         if !Options.isLoopback(options.webHost) {
             FakeAPNsCommand.printError(
@@ -86,6 +87,11 @@ enum ServeCommand {
         daemon.stop()
         close(log)
         return 0
+    }
+
+    private static func startFailure(_ error: any Error) -> Int32 {
+        FakeAPNsCommand.printError("\(error)")
+        return 1
     }
 
     private static func close(_ log: EventLog) {

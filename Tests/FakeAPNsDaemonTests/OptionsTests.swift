@@ -1,3 +1,4 @@
+import FakeAPNs
 import XCTest
 @testable import FakeAPNsDaemon
 
@@ -79,5 +80,37 @@ final class OptionsTests: XCTestCase {
         XCTAssertThrowsError(try Options.parse(["--idle-timeout", "-1"])) { error in
             XCTAssertTrue("\(error)".contains("--idle-timeout"), "\(error)")
         }
+    }
+
+    func testContradictionsBetweenOptionsAreUsageErrorsNamingThem() {
+        for (arguments, message) in [
+            (["--key-passphrase", "x"], "--key-passphrase needs --cert and --key"),
+            (["--trusted-ca", "ca.pem"], "--trusted-ca applies only with --client-certificates optional or required, or --auth certificate"),
+            (["--feedback-port", "2197"], "--feedback-port and --http2-port both name port 2197; each listener needs its own"),
+            (["--web-port", "2195"], "--gateway-port and --web-port both name port 2195; each listener needs its own"),
+            (["serve", "extra"], "unexpected argument 'extra'"),
+        ] {
+            XCTAssertThrowsError(try Options.parse(arguments)) { error in
+                XCTAssertTrue(error is Options.UsageError, "\(arguments): \(error)")
+                XCTAssertTrue("\(error)".contains(message), "\(arguments): \(error)")
+            }
+        }
+        XCTAssertNoThrow(try Options.parse(["--trusted-ca", "ca.pem", "--client-certificates", "optional"]))
+        XCTAssertNoThrow(try Options.parse(["--trusted-ca", "ca.pem", "--auth", "certificate"]))
+        XCTAssertNoThrow(try Options.parse(["--gateway-port", "0", "--feedback-port", "0"]), "port 0 picks a free one each")
+        XCTAssertNoThrow(try Options.parse(["--web-host", "::1", "--web-port", "2195"]), "another address, another socket")
+    }
+
+    func testOneSecondIsSaidInTheSingular() {
+        XCTAssertEqual(Duration.seconds(1).secondsPhrase, "1 second")
+        XCTAssertEqual(Duration.seconds(10).secondsPhrase, "10 seconds")
+        XCTAssertEqual(Duration.milliseconds(500).secondsPhrase, "0.5 seconds")
+        XCTAssertEqual(ConnectionSettings(timeout: 1).timeoutPhrase, "1 second")
+    }
+
+    func testTheHelpSaysWhichFailuresExitOneAndWhichSixtyFour() {
+        XCTAssertTrue(Options.help.contains("Usage errors exit 64. A failure to start exits 1"))
+        XCTAssertTrue(Options.help.contains("fake-apns ca"))
+        XCTAssertFalse(Options.help.contains("TestCerts/"))
     }
 }

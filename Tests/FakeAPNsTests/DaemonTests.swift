@@ -150,12 +150,12 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.stop(), 0)
     }
 
-    func testBadDevicesFileExits64NamingTheLine() throws {
+    func testBadDevicesFileFailsToStartNamingTheLine() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
         try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
-        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
+        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
 
@@ -165,7 +165,7 @@ final class DaemonTests: XCTestCase {
             .write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
-        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
+        XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2: a token of 101 bytes; APNs takes 1 to 100"), daemon.standardError)
     }
 

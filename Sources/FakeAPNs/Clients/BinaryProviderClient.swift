@@ -108,8 +108,8 @@ public final class BinaryProviderClient {
         case .closeNotify:
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
-                message: "the gateway closed the connection without an error response before \(quietPeriod.secondsText) "
-                    + "seconds of quiet: it dropped the connection, or refused a command 0 (which gets no error response)")
+                message: "the gateway closed the connection without an error response before \(quietPeriod.secondsPhrase) "
+                    + "of quiet: it dropped the connection, or refused a command 0 (which gets no error response)")
         case .abruptEnd(let how):
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
@@ -133,7 +133,7 @@ public final class BinaryProviderClient {
         case .timedOut:
             if !received.isEmpty { return try errorResponse(in: received) }
             throw ProviderClientError(
-                message: "the gateway did not answer close_notify within \(wait.secondsText) seconds: "
+                message: "the gateway did not answer close_notify within \(wait.secondsPhrase): "
                     + "whether it took what was sent is unknown")
         }
     }

@@ -196,7 +196,7 @@ public final class ProviderAPIClient {
             // A read that gives up on SO_RCVTIMEO surfaces as an OpenSSL "want read" error;
             // the clock tells it from a real failure.
             if ContinuousClock.now - started >= timeout - .milliseconds(50) {
-                throw ProviderClientError(message: "no answer within \(timeout.secondsText) seconds")
+                throw ProviderClientError(message: "no answer within \(timeout.secondsPhrase)")
             }
             throw error
         }

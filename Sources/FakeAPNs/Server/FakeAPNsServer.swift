@@ -278,7 +278,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         // is answered 403 MissingProviderToken, as APNs does, so asking is enough.
         var clientCertificates = configuration.clientCertificates
         if configuration.authentication == .certificate && clientCertificates.mode == .off {
-            clientCertificates = .optional()
+            clientCertificates = .optional(trustedCAsPEM: clientCertificates.trustedCAsPEM)
         }
         let context = try TLSContext.server(
             identity: configuration.identity, clientCertificates: clientCertificates, offerHTTP2: true)

@@ -22,4 +22,10 @@ extension Duration {
         let value = Double(components.seconds) + Double(components.attoseconds) / 1e18
         return value == value.rounded() ? String(Int(value)) : String(value)
     }
+
+    /// The duration as a person says it: "1 second", "10 seconds", "0.5 seconds".
+    package var secondsPhrase: String {
+        let text = secondsText
+        return text + (text == "1" ? " second" : " seconds")
+    }
 }

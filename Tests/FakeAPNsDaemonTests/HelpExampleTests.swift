@@ -1,0 +1,81 @@
+import FakeAPNs
+import Foundation
+import XCTest
+
+@testable import FakeAPNsDaemon
+
+/// Every example of every `--help` works as pasted into a shell, against a daemon started with
+/// no options (the examples' default ports are swapped for the ones this daemon bound), or with
+/// `--auth token` for the examples that send a token.
+final class HelpExampleTests: XCTestCase {
+    private var daemons: [Daemon] = []
+
+    override func tearDown() {
+        daemons.forEach { $0.stop() }
+    }
+
+    /// A daemon on free ports, started; its default ports and the ones it bound.
+    private func startDaemon(_ arguments: [String] = []) throws -> [(Int, Int)] {
+        let options = try Options.parse(
+            ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
+        let metrics = Metrics()
+        let daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
+        try daemon.start(metrics: metrics)
+        daemons.append(daemon)
+        let defaults = ["gateway": 2195, "feedback": 2196, "http2": 2197, "web": 8195]
+        return try XCTUnwrap(daemon.startLine["listeners"]?.arrayValue).map { listener in
+            (defaults[listener["name"]?.stringValue ?? ""] ?? 0, listener["port"]?.intValue ?? 0)
+        }
+    }
+
+    /// The example command lines of a help text: its lines that start a client or curl.
+    private func examples(_ help: String) -> [String] {
+        help.split(separator: "\n").map(String.init)
+            .filter { $0.hasPrefix("  curl ") || ($0.hasPrefix("  fake-apns ") && !$0.hasPrefix("  fake-apns --")) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// The example as run here: each default port swapped for the bound one, and the port
+    /// given to the client commands, which otherwise assume the default.
+    private func adapted(_ example: String, ports: [(Int, Int)]) -> String {
+        var line = example
+        for (usual, bound) in ports { line = line.replacingOccurrences(of: ":\(usual)/", with: ":\(bound)/") }
+        let port = { (usual: Int) in ports.first { $0.0 == usual }!.1 }
+        if line.hasPrefix("fake-apns send") {
+            line += " --port \(port(line.contains("--protocol binary") ? 2195 : 2197))"
+        } else if line.hasPrefix("fake-apns feedback") {
+            line += " --port \(port(2196))"
+        }
+        return line
+    }
+
+    func testEveryExampleWorksAsPasted() throws {
+        let plain = try startDaemon()
+        let token = try startDaemon(["--auth", "token"])
+        let helps = [
+            ("fake-apns", Options.help), ("send", SendCommand.help), ("feedback", FeedbackCommand.help),
+            ("token", TokenCommand.help), ("ca", CACommand.help),
+        ]
+        var ran = 0
+        for (command, help) in helps {
+            let lines = examples(help)
+            XCTAssertFalse(lines.isEmpty, "fake-apns \(command) --help shows no example")
+            for example in lines {
+                let line = adapted(example, ports: example.contains("bearer") ? token : plain)
+                let run = try ChildProcess.shell(line + " 2>&1")
+                XCTAssertEqual(run.status, 0, "\(command): \(line)\n\(run.output)")
+                XCTAssertFalse(run.output.contains(#""reason":""#), "refused: \(line)\n\(run.output)")
+                ran += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(ran, 8)
+    }
+
+    func testHelpShowsNoPathOfThisCheckoutAndNoCutToken() {
+        for help in [Options.help, SendCommand.help, FeedbackCommand.help, TokenCommand.help, CACommand.help] {
+            XCTAssertFalse(help.contains("TestCerts/"), help)
+            XCTAssertFalse(help.contains("fe15a27d..."), help)
+            XCTAssertFalse(help.contains("\"...\""), help)
+        }
+    }
+}
