@@ -53,9 +53,10 @@ struct ProviderTokenSession: Sendable {
         if let currentClaims {
             let interval = claims.issuedAt.timeIntervalSince(currentClaims.issuedAt)
             guard interval >= Self.minimumRefreshInterval else {
+                let seconds = wholeNumber(interval)
                 throw ProviderTokenFailure(
                     .tooManyProviderTokenUpdates,
-                    "the token was issued \(wholeNumber(interval)) seconds after the one this connection holds; "
+                    "the token was issued \(seconds) \(seconds == "1" ? "second" : "seconds") after the one this connection holds; "
                         + "refresh tokens at most every 20 minutes"
                 )
             }
