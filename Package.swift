@@ -62,14 +62,22 @@ let package = Package(
             path: "Sources/fake-apns-bench",
             swiftSettings: strictSettings
         ),
+        // What both test targets share: fixtures, processes, sockets. A target, not a product.
+        .target(
+            name: "FakeAPNsTestSupport",
+            dependencies: ["FakeAPNs"],
+            path: "Tests/FakeAPNsTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // The daemon's tests also run the built `fake-apns`, so they depend on it.
         .testTarget(
             name: "FakeAPNsDaemonTests",
-            dependencies: ["FakeAPNsDaemon", "FakeAPNs"],
+            dependencies: ["FakeAPNsDaemon", "FakeAPNs", "FakeAPNsTestSupport", "fake-apns"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "FakeAPNsTests",
-            dependencies: ["FakeAPNs", "FakeAPNsTesting", "CFakeAPNsShims"],
+            dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport"],
             swiftSettings: strictSettings
         ),
     ],

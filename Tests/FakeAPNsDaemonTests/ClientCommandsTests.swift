@@ -1,4 +1,5 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
@@ -8,26 +9,24 @@ import XCTest
 /// the line printed, the exit status.
 final class ClientCommandsTests: XCTestCase {
     private static let token = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
-    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start()
     }
 
     override func tearDown() {
-        server?.stop()
+        fixture.stop()
     }
 
     private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        server.stop()
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(configuration)
     }
 
     private func testCert(_ name: String) -> String {
-        Self.repository.appendingPathComponent("TestCerts").appendingPathComponent(name).path
+        repositoryRoot.appendingPathComponent("TestCerts").appendingPathComponent(name).path
     }
 
     /// What a command printed and returned.
@@ -73,27 +72,11 @@ final class ClientCommandsTests: XCTestCase {
         send(["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token] + arguments)
     }
 
-    /// Runs the built `fake-apns send` (beside the test bundle) as a child process.
+    /// Runs the built `fake-apns send` as a child process.
     private func runSendExecutable(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("fake-apns")
-        process.arguments = ["send"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // The command prints a line or two, far less than a pipe holds, so reading after it
-        // exits cannot block it.
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complained = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = { (data: Data) in
-            String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        }
-        return Outcome(status: process.terminationStatus, lines: lines(printed), errors: lines(complained))
+        let result = try runTool(DaemonProcess.executable.path, ["send"] + arguments)
+        let lines = { (text: String) in text.split(separator: "\n").map(String.init) }
+        return Outcome(status: result.status, lines: lines(result.output), errors: lines(result.error))
     }
 
     private func feedback(_ arguments: [String]) -> Outcome {

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+@testable import FakeAPNsDaemon
+import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -56,7 +58,7 @@ final class ControlAPIFloodTests: XCTestCase {
 
     /// Connects to `port` and closes again, every 5 ms, until stopped.
     private final class Knocker: @unchecked Sendable {
-        private let stopped = Guarded(false)
+        private let stopped = Locked(false)
         private let done = DispatchSemaphore(value: 0)
 
         init(port: Int) {

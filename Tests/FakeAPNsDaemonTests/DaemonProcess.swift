@@ -1,5 +1,6 @@
 import Foundation
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -15,10 +16,10 @@ final class DaemonProcess: @unchecked Sendable {
     private let outputPipe = Pipe()
     private var reader: Thread?
 
-    /// The executable beside the test bundle (`swift build` puts every product in one folder).
+    /// The built executable, in the products directory that holds the test bundle: this test
+    /// target depends on `fake-apns`, so building the tests builds it there.
     static var executable: URL {
-        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
+        Bundle.main.bundleURL.appendingPathComponent("fake-apns")
     }
 
     /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
+import FakeAPNsTestSupport
 
 /// Every string the daemon embeds in JSON (fault reasons and descriptions, rejection reasons
 /// and details, payload text, topics) comes back exactly, read through the control API and the
@@ -70,7 +71,7 @@ final class JSONEscapingTests: XCTestCase {
         let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
         defer { client.close() }
         try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: payload))
-        XCTAssertTrue(pollUntil {
+        XCTAssertTrue(eventually {
             self.daemon.server.notifications.totalArrived + self.daemon.server.rejections.totalArrived > before
         })
     }
@@ -146,7 +147,7 @@ final class JSONEscapingTests: XCTestCase {
                 XCTAssertTrue((rejection["detail"] as? String)?.contains(awkward) == true, "\(source): \(rejection)")
             }
         }
-        XCTAssertTrue(pollUntil { self.daemon.server.rejections.totalArrived == 3 })
+        XCTAssertTrue(eventually { self.daemon.server.rejections.totalArrived == 3 })
         checkNotifications(try get("/api/v1/notifications")["notifications"] as? [[String: Any]] ?? [], "API")
         checkRejections(try get("/api/v1/rejections")["rejections"] as? [[String: Any]] ?? [], "API")
         let one = try get("/api/v1/notifications/1")

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 /// The feedback service: tuples on connect, each once, then close.
 final class FeedbackTests: XCTestCase {

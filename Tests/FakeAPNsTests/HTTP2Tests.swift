@@ -1,23 +1,24 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 /// The HTTP/2 provider API over real connections: transport, answers, authentication, and the
 /// registry and faults with their HTTP/2 meanings.
 final class HTTP2Tests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start()
     }
 
     override func tearDown() {
-        server?.stop()
+        fixture.stop()
     }
 
     private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        server.stop()
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(configuration)
     }
 
     // MARK: - Transport and success
@@ -72,7 +73,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testManyConnectionsAtOnce() throws {
-        let server = self.server!
+        let server = self.server
         DispatchQueue.concurrentPerform(iterations: 6) { connection in
             do {
                 let client = try server.connectHTTP2()

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 /// The queue on its own: blocking and async pops, counts, predicates, timeouts.
 final class MailboxTests: XCTestCase {

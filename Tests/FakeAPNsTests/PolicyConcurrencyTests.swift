@@ -3,6 +3,7 @@ import Synchronization
 import XCTest
 
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc

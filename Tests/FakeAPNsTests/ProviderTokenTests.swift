@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 /// JWT provider tokens: signing, verification by Apple's rules, the per-connection refresh and
 /// team rules, and the keys a server trusts.
@@ -165,12 +166,9 @@ final class ProviderTokenTests: XCTestCase {
         try input.write(to: inputFile, atomically: true, encoding: .utf8)
 
         // Apple's recipe: openssl dgst -sha256 -sign AuthKey.p8, which writes DER.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["dgst", "-sha256", "-sign", keyFile.path, "-out", signatureFile.path, inputFile.path]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        let signing = try runTool(
+            openssl, ["dgst", "-sha256", "-sign", keyFile.path, "-out", signatureFile.path, inputFile.path])
+        XCTAssertEqual(signing.status, 0, signing.error)
         let signature = try [UInt8](Data(contentsOf: signatureFile))
 
         assertAccepted("bearer \(input).\(Base64URL.encode(signature))")

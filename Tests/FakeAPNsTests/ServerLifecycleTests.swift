@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FakeAPNs
+import FakeAPNsTestSupport
 
 /// Starting and stopping: ports, addresses, threads, and repeated use in one process.
 final class ServerLifecycleTests: XCTestCase {
