@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "FakeAPNs", targets: ["FakeAPNs"]),
         .library(name: "FakeAPNsTesting", targets: ["FakeAPNsTesting"]),
         .executable(name: "fake-apns", targets: ["fake-apns"]),
+        // Not an API: the daemon's module, for the fuzz package in Fuzz/ (a package sees only
+        // another's products). Its declarations are internal; the fuzz build imports it testable.
+        .library(name: "_FakeAPNsDaemonForFuzzing", targets: ["FakeAPNsDaemon"]),
     ],
     targets: [
         .systemLibrary(

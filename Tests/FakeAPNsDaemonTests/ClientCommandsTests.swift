@@ -14,15 +14,7 @@ final class ClientCommandsTests: XCTestCase {
     private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        try fixture.start()
-    }
-
-    override func tearDown() {
-        fixture.stop()
-    }
-
-    private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        try fixture.start(configuration)
+        try fixture.start(for: self)
     }
 
     private func testCert(_ name: String) -> String {
@@ -157,7 +149,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testTokenAuthenticationSignsWithTheP8Key() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let key = "ABC123DEFG:DEF123GHIJ:" + testCert("AuthKey_ABC123DEFG.p8")
         let outcome = sendHTTP2(["--alert", "Hi", "--topic", "com.example.app", "--jwt-key", key])
         XCTAssertEqual(try outcome.json()["status"], 200, "\(outcome.lines)")
@@ -167,7 +159,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testTokenAuthenticationWithoutAKeyIsRefused() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let outcome = sendHTTP2(["--alert", "Hi", "--topic", "com.example.app"])
         XCTAssertEqual(outcome.status, 1)
         let json = try outcome.json()
@@ -176,7 +168,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testCertificateAuthenticationPresentsTheClientCertificate() throws {
-        try restart(.init(authentication: .certificate, clientCertificates: .required()))
+        try fixture.restart(.init(authentication: .certificate, clientCertificates: .required()))
         let certificate = ["--cert", testCert("client.pem"), "--key", testCert("client.key")]
         let outcome = sendHTTP2(
             ["--alert", "Hi", "--topic", "com.example.app.voip", "--push-type", "voip"] + certificate)
@@ -228,7 +220,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testBinarySendPresentsTheClientCertificate() throws {
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         let outcome = sendBinary(["--alert", "Hi", "--cert", testCert("client.pem"), "--key", testCert("client.key")])
         XCTAssertEqual(outcome.status, 0, "\(outcome.errors)")
         let notification = try server.notifications.pop(timeout: .seconds(5))
@@ -238,7 +230,7 @@ final class ClientCommandsTests: XCTestCase {
     func testBinarySendWithoutTheRequiredCertificateFailsEveryTimeNamingTheRefusedHandshake() throws {
         // Under TLS 1.3 the client's handshake completes before the server judges the missing
         // certificate; the refusal arrives after the write, and must never read as accepted.
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         let arguments = ["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token]
         for run in 1...50 {
             let outcome = try runSendExecutable(arguments + ["--alert", "Hi"])
@@ -254,7 +246,7 @@ final class ClientCommandsTests: XCTestCase {
 
     func testBinarySendExecutableReportsAcceptedAndTheNotificationArrivesOnce() throws {
         for configuration in [FakeAPNsServer.Configuration(clientCertificates: .required()), .init()] {
-            try restart(configuration)
+            try fixture.restart(configuration)
             let certificate =
                 configuration.clientCertificates.mode == .required
                 ? ["--cert", testCert("client.pem"), "--key", testCert("client.key")] : []
@@ -335,7 +327,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testFeedbackPresentsTheClientCertificate() throws {
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         server.feedback.add(try DeviceToken(hex: Self.token), at: Date(timeIntervalSince1970: 5))
         XCTAssertEqual(feedback(["--port", String(server.feedbackPort)]).status, 1, "the server wants a certificate")
         let outcome = feedback([

@@ -10,15 +10,7 @@ final class HTTP2Tests: XCTestCase {
     private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        try fixture.start()
-    }
-
-    override func tearDown() {
-        fixture.stop()
-    }
-
-    private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        try fixture.start(configuration)
+        try fixture.start(for: self)
     }
 
     // MARK: - Transport and success
@@ -47,7 +39,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testApnsIDIsMadeUpWhenAbsentAndNoUniqueIDInProduction() throws {
-        try restart(.init(environment: .production))
+        try fixture.restart(.init(environment: .production))
         let response = try server.connectHTTP2().send(.push())
         XCTAssertEqual(response.status, 200)
         let apnsID = try XCTUnwrap(response.header("apns-id"))
@@ -93,7 +85,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testTokenAuthenticationStartsWithOneStreamAndOpensUpAfterASuccess() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let client = try server.connectHTTP2()
         try client.exchangeSettings()
         XCTAssertEqual(client.serverStreamLimit, 1)
