@@ -14,9 +14,7 @@ import Glibc
 final class ControlAPIFloodTests: XCTestCase {
     func testNoThreadSpinsIdleOrWhileSilentClientsOutrunTheDescriptors() throws {
         let limit = 200
-        let daemon = try DaemonProcess(
-            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"],
-            descriptorLimit: limit)
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, descriptorLimit: limit)
         let start = try daemon.nextJSON()
         let gateway = try XCTUnwrap(start["listeners"]?[0]?["port"]?.intValue)
         let web = try XCTUnwrap(start["listeners"]?[3]?["port"]?.intValue)
