@@ -18,7 +18,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     private func testCert(_ name: String) -> String {
-        repositoryRoot.appendingPathComponent("TestCerts").appendingPathComponent(name).path
+        testCertificatePath(name)
     }
 
     /// What a command printed and returned.

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
+import FakeAPNsTestSupport
 
 /// Every seed of the ControlAPI fuzz target (Fuzz/corpus/ControlAPI/, "METHOD TARGET" then the
 /// body) decoded by ControlCommand(request:) as the target does: it decodes or throws a
@@ -9,13 +10,8 @@ import XCTest
 /// it, decodes back to the same rule.
 final class ControlAPIFuzzSeedTests: XCTestCase {
     func testControlAPISeeds() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/ControlAPI")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        XCTAssertFalse(names.isEmpty)
         var decoded = 0
-        for name in names {
-            let input = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+        for (name, input) in try fuzzSeeds("ControlAPI") {
             let line = input.prefix { $0 != UInt8(ascii: "\n") }
             let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 1, omittingEmptySubsequences: false)
             let method = String(decoding: parts[0], as: UTF8.self)

@@ -167,7 +167,7 @@ final class DaemonTests: XCTestCase {
     }
 
     func testServesHTTP2WithTokenAuthenticationFromAJWTKeyFile() throws {
-        let p8 = repositoryRoot.appendingPathComponent("TestCerts/AuthKey_ABC123DEFG.p8").path
+        let p8 = testCertificatePath("AuthKey_ABC123DEFG.p8")
         let (daemon, _) = try startedDaemon(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(p8)"])
         let client = try HTTP2Client(host: "127.0.0.1", port: http2Port)
         let token = try ProviderTokenSigner.sign(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")

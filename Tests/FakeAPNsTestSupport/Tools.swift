@@ -1,9 +1,22 @@
 import Foundation
 @testable import FakeAPNs
 
-/// The repository's root, for files in TestCerts/.
+/// The repository's root, for files in TestCerts/, Fuzz/ and Tests/Clients/.
 package let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
+
+/// The path of a file of `TestCerts/`, the test identities `Scripts/make-test-certs.sh` writes.
+package func testCertificatePath(_ name: String) -> String {
+    repositoryRoot.appendingPathComponent("TestCerts").appendingPathComponent(name).path
+}
+
+/// The seed inputs of a fuzz target (`Fuzz/corpus/<target>/`), by file name; never none.
+package func fuzzSeeds(_ target: String) throws -> [(name: String, bytes: [UInt8])] {
+    let directory = repositoryRoot.appendingPathComponent("Fuzz/corpus/\(target)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    guard !names.isEmpty else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: directory.path]) }
+    return try names.map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
+}
 
 /// Runs a command-line tool to its end; its exit status, standard output and standard error.
 package func runTool(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String, error: String) {

@@ -642,9 +642,7 @@ final class ProviderTokenTests: XCTestCase {
     }
 
     func testKeyFromP8FileEqualsTheBuiltInTestKey() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let file = root.appendingPathComponent("TestCerts/AuthKey_\(Self.keyID).p8").path
+        let file = testCertificatePath("AuthKey_\(Self.keyID).p8")
         XCTAssertEqual(try JWTSigningKey(keyID: Self.keyID, teamID: Self.teamID, p8File: file), .test)
     }
 
