@@ -22,6 +22,12 @@ final class DaemonProcess: @unchecked Sendable {
         Bundle.main.bundleURL.appendingPathComponent("fake-apns")
     }
 
+    /// A test run without the executable it runs, which `swift build --build-tests` builds.
+    struct NotBuilt: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "no executable at \(path); swift build --build-tests builds fake-apns there" }
+    }
+
     /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
     /// as `setpriv --reuid=… --`), runs the launcher with the executable's path and arguments
     /// after its own; `descriptorLimit` sets the daemon's RLIMIT_NOFILE (soft and hard).
@@ -29,6 +35,7 @@ final class DaemonProcess: @unchecked Sendable {
         arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
         executable: URL = DaemonProcess.executable, descriptorLimit: Int? = nil
     ) throws {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else { throw NotBuilt(path: executable.path) }
         var launcher = launcher
         if let descriptorLimit {
             launcher = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", "--"] + launcher
