@@ -68,7 +68,11 @@ find_tools() {
     done
 }
 
-# SwiftPM builds what changed, each target with what it needs; a build that warns fails.
+# SwiftPM builds what changed, each target with what it needs; a build that warns fails. The
+# sanitizers go to swiftc as one flag, not as SwiftPM's `--sanitize fuzzer --sanitize address`:
+# of several -sanitize= flags the driver keeps one, and SwiftPM orders them differently from run
+# to run. No dead stripping: lld would drop the coverage counters' sections, which only libFuzzer
+# refers to.
 build() {
     find_tools
     local started=$SECONDS
@@ -78,8 +82,9 @@ build() {
     for target in "${TARGETS[@]}"; do
         log="$OUT/logs/build-$target.log"
         if ! "$SWIFT" build --package-path "$ROOT/Fuzz" --scratch-path "$OUT/swiftpm" -c release \
-            --sanitize fuzzer --sanitize address -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
-            -Xswiftc -use-ld=lld --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
+            -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address \
+            -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
+            -Xswiftc -use-ld=lld --disable-dead-strip --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
             echo "fuzz.sh: building $target failed:" >&2
             cat "$log" >&2
             die "build failed"
@@ -118,6 +123,10 @@ fuzz_one() { # target seconds
     "$BIN/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
     echo $! >"$OUT/logs/$target.pid"
     wait $! || status=$?
+    # A target that ran nothing, or without coverage, found nothing either.
+    if ((status == 0)) && { ! grep -q -E '^Done [0-9]+ runs' "$log" || grep -q 'instrumented for coverage' "$log"; }; then
+        status=1
+    fi
     echo "$status" >"$OUT/logs/$target.result"
 }
 

@@ -5,8 +5,8 @@ import FakeAPNsTestSupport
 
 /// What the libFuzzer targets in Fuzz/ found, as tests, and every seed of their corpora
 /// (Fuzz/corpus/<target>/) replayed through the same library calls with the same invariants,
-/// in short. `Scripts/fuzz.sh` runs the targets themselves; see each target's source in Fuzz/
-/// for the input formats. The control API's ControlCommand is in FakeAPNsDaemon, out of this target's
+/// in short. `Scripts/fuzz.sh` runs the targets themselves; see each target's main.swift for the
+/// input formats. The control API's ControlCommand is in FakeAPNsDaemon, out of this target's
 /// reach: its seeds are replayed here for their JSON bodies only.
 final class FuzzRegressionTests: XCTestCase {
     // MARK: - Crashes found
