@@ -72,7 +72,7 @@ find_tools() {
 # sanitizers go to swiftc as one flag, not as SwiftPM's `--sanitize fuzzer --sanitize address`:
 # of several -sanitize= flags the driver keeps one, and SwiftPM orders them differently from run
 # to run. No dead stripping: lld would drop the coverage counters' sections, which only libFuzzer
-# refers to.
+# refers to. One product at a time: the whole graph would include this package's own executables.
 build() {
     find_tools
     local started=$SECONDS
