@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
-import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
-import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +48,10 @@ final class ControlAPIFloodTests: XCTestCase {
 
         held.forEach { close($0) }
         held = []
-        XCTAssertTrue(eventually(timeout: .seconds(15)) { (try? HTTPTestClient(port: web).get("/healthz", timeout: .seconds(2)).status) == 200 })
+        let control = HTTPTestClient(port: web)
+        XCTAssertTrue(eventually(timeout: .seconds(15)) {
+            (try? control.get("/healthz", timeout: .seconds(2)).status) == 200
+        })
         let after = try Self.busiestThread(of: pid, over: .seconds(2))
         XCTAssertLessThanOrEqual(after.total, 6, "idle again, the daemon used \(after.total) ticks in 2 s")
         XCTAssertEqual(daemon.stop(), 0)

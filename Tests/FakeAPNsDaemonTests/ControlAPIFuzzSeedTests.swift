@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
-import FakeAPNsTestSupport
 
 /// Every seed of the ControlAPI fuzz target (Fuzz/corpus/ControlAPI/, "METHOD TARGET" then the
 /// body) decoded by ControlCommand(request:) as the target does: it decodes or throws a

@@ -1,6 +1,6 @@
+import FakeAPNsTestSupport
 import Foundation
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -35,7 +35,9 @@ final class DaemonProcess: @unchecked Sendable {
         arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
         executable: URL = DaemonProcess.executable, descriptorLimit: Int? = nil
     ) throws {
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else { throw NotBuilt(path: executable.path) }
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw NotBuilt(path: executable.path)
+        }
         var launcher = launcher
         if let descriptorLimit {
             launcher = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", "--"] + launcher

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -280,7 +280,8 @@ final class DaemonTests: XCTestCase {
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonProcess(
+            arguments: DaemonProcess.freePorts + ["--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

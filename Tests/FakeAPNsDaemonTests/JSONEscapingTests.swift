@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
-import FakeAPNsTestSupport
 
 /// Every string the daemon embeds in JSON (fault reasons and descriptions, rejection reasons
 /// and details, payload text, topics) comes back exactly, read through the control API and the

@@ -19,7 +19,9 @@ package func fuzzSeeds(_ target: String) throws -> [(name: String, bytes: [UInt8
 }
 
 /// Runs a command-line tool to its end; its exit status, standard output and standard error.
-package func runTool(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String, error: String) {
+package func runTool(
+    _ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)
+) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments

@@ -1,9 +1,9 @@
+import FakeAPNsTestSupport
 import Foundation
 import Testing
 import XCTest
 @testable import FakeAPNs
 import FakeAPNsTesting
-import FakeAPNsTestSupport
 
 /// The helpers report under XCTest: failures reach the running test case at the caller's line.
 final class AssertionHelpersUnderXCTestTests: XCTestCase {

@@ -1,6 +1,6 @@
+import FakeAPNsTestSupport
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The binary decoder on its own: formats, defaults, splits, and Apple's status for every
 /// malformed input.

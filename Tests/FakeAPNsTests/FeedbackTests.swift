@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The feedback service: tuples on connect, each once, then close.
 final class FeedbackTests: XCTestCase {

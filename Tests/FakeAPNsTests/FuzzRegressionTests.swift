@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// What the libFuzzer targets in Fuzz/ found, as tests, and every seed of their corpora
 /// (Fuzz/corpus/<target>/) replayed through the same library calls with the same invariants,

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// Certificate and token authentication on the HTTP/2 provider API.
 final class HTTP2AuthenticationTests: XCTestCase {

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// RFC 9113's rules the provider API holds to where nghttp2 alone would not: TLS 1.2 or later
 /// with an AEAD cipher suite (§9.2), new streams above every stream id used (§5.1.1), and the

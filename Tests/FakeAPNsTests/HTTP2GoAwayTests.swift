@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// GOAWAY on the provider API, whoever sends it (a fault rule, the server stopping, nghttp2
 /// defending the connection): the answers it follows leave before it, nothing on a stream above

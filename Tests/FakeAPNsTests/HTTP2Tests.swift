@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The HTTP/2 provider API over real connections: transport, answers, authentication, and the
 /// registry and faults with their HTTP/2 meanings.

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// Retention, history, reset, and the event observer.
 final class HistoryAndEventsTests: XCTestCase {

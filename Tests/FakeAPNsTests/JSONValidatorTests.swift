@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The validator behind the daemon's fast log lines agrees with the parser, and the lines it
 /// makes are the notification's JSON.

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The queue on its own: blocking and async pops, counts, predicates, timeouts.
 final class MailboxTests: XCTestCase {

@@ -1,7 +1,7 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
-import FakeAPNsTestSupport
 
 /// The daemon's log line for a notification, byte for byte: scripts parse it, so a faster
 /// writer must not change a single byte of it.

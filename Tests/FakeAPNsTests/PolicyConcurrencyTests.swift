@@ -1,9 +1,9 @@
+import FakeAPNsTestSupport
 import Foundation
 import Synchronization
 import XCTest
 
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 #if canImport(Glibc)
 import Glibc

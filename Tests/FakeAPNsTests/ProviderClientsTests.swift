@@ -1,7 +1,7 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
-import FakeAPNsTestSupport
 
 /// The public provider clients, as a user of the library calls them (no `@testable`).
 final class ProviderClientsTests: XCTestCase {

@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// JWT provider tokens: signing, verification by Apple's rules, the per-connection refresh and
 /// team rules, and the keys a server trusts.

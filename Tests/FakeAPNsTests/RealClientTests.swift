@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The servers driven by clients users already have: curl, h2load, openssl s_client.
 final class RealClientTests: XCTestCase {

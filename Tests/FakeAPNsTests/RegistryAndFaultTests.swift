@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The device registry and fault rules over the wire, and the rejections they produce.
 final class RegistryAndFaultTests: XCTestCase {

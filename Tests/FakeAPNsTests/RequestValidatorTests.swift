@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 final class RequestValidatorTests: XCTestCase {
     private let tokenHex = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// Tests written as users of FakeAPNs write them: a provider under test, the fake in place of
 /// Apple, and assertions on what arrived.

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// Starting and stopping: ports, addresses, threads, and repeated use in one process.
 final class ServerLifecycleTests: XCTestCase {

@@ -1,7 +1,7 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// Identities, client certificates, and what the TLS layer records.
 final class TLSTests: XCTestCase {

@@ -1,8 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
 @testable import FakeAPNs
-import FakeAPNsTestSupport
 
 /// The built-in test identity must stay identical to the files in `TestCerts/`, which
 /// `Scripts/make-test-certs.sh` rewrites together with `TestCertificates.swift`.
