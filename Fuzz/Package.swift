@@ -2,8 +2,7 @@
 // The libFuzzer targets for FakeAPNs's input parsers, a package of their own (as
 // swift-nio-http2's FuzzTesting) so the main package builds no fuzzing code. Scripts/fuzz.sh
 // builds them with the fuzzer and address sanitizers and with testable imports, which the
-// targets need: they call the parsers' internal entry points (`@testable import`). Each
-// target's main.swift hands the process to libFuzzer (FuzzSupport) once its globals are set.
+// targets need: they call the parsers' internal entry points (`@testable import`).
 import PackageDescription
 
 let targets = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI"]
@@ -14,15 +13,10 @@ let package = Package(
     dependencies: [
         .package(name: "FakeAPNs", path: ".."),
     ],
-    targets: [
-        // libFuzzer's own entry point, from the toolchain's runtime (-sanitize=fuzzer links it).
-        .systemLibrary(name: "CLibFuzzer", path: "CLibFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "FuzzSupport"),
-    ] + targets.map { name in
+    targets: targets.map { name in
         .executableTarget(
             name: "Fuzz\(name)",
             dependencies: [
-                "FuzzSupport",
                 .product(name: "FakeAPNs", package: "FakeAPNs"),
                 // The control API's request types live in the daemon.
                 name == "ControlAPI" ? .product(name: "_FakeAPNsDaemonForFuzzing", package: "FakeAPNs") : nil,

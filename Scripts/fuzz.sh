@@ -68,11 +68,13 @@ find_tools() {
     done
 }
 
-# SwiftPM builds what changed, each target with what it needs; a build that warns fails. The
-# sanitizers go to swiftc as one flag, not as SwiftPM's `--sanitize fuzzer --sanitize address`:
-# of several -sanitize= flags the driver keeps one, and SwiftPM orders them differently from run
-# to run. No dead stripping: lld would drop the coverage counters' sections, which only libFuzzer
-# refers to. One product at a time: the whole graph would include this package's own executables.
+# SwiftPM builds what changed, each target with what it needs; a build that warns fails.
+# `--sanitize fuzzer` has SwiftPM build for libFuzzer (every module parsed as a library, so the
+# program's main is libFuzzer's); the sanitizers go to swiftc as one flag after it, as of several
+# -sanitize= flags the driver keeps the last (SwiftPM's `--sanitize fuzzer --sanitize address`
+# gives one of the two, in no fixed order), and -fsanitize=address to clang for the C shims.
+# One product at a time: the whole graph holds the main package's executables, which cannot be
+# parsed as libraries.
 build() {
     find_tools
     local started=$SECONDS
@@ -82,9 +84,9 @@ build() {
     for target in "${TARGETS[@]}"; do
         log="$OUT/logs/build-$target.log"
         if ! "$SWIFT" build --package-path "$ROOT/Fuzz" --scratch-path "$OUT/swiftpm" -c release \
-            -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address \
+            --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
             -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
-            -Xswiftc -use-ld=lld --disable-dead-strip --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
+            -Xswiftc -use-ld=lld --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
             echo "fuzz.sh: building $target failed:" >&2
             cat "$log" >&2
             die "build failed"

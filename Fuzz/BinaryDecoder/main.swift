@@ -13,7 +13,6 @@
 // invariant.
 
 @testable import FakeAPNs
-import FuzzSupport
 
 private let decoders = [BinaryDecoder(), BinaryDecoder(maximumPayloadSize: 16)]
 
@@ -138,6 +137,3 @@ private func checkPrefixes(
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("BinaryDecoder invariant: \(message())") }
 }
-
-// Last: top-level code sets the globals above in order.
-runLibFuzzer { input, count in fuzz(input, count) }

@@ -21,7 +21,6 @@
 import Foundation
 @testable import FakeAPNs
 @testable import FakeAPNsDaemon
-import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -171,6 +170,3 @@ private func checkJSON(_ body: [UInt8]) {
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("ControlAPI invariant: \(message())") }
 }
-
-// Last: top-level code sets the globals above in order.
-runLibFuzzer { input, count in fuzz(input, count) }

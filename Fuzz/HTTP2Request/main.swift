@@ -20,7 +20,6 @@
 // 4xx with a detail, naming the path's token whenever the path held a valid one.
 
 @testable import FakeAPNs
-import FuzzSupport
 
 private let validators = [
     RequestValidator(), RequestValidator(maximumPayloadSize: 48, maximumVoIPPayloadSize: 64),
@@ -229,6 +228,3 @@ extension Array where Element == UInt8 {
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("HTTP2Request invariant: \(message())") }
 }
-
-// Last: top-level code sets the globals above in order.
-runLibFuzzer { input, count in fuzz(input, count) }

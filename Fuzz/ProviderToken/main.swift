@@ -17,7 +17,6 @@
 
 import Foundation
 @testable import FakeAPNs
-import FuzzSupport
 
 private let now = Date(timeIntervalSince1970: 1_700_000_000)
 private let otherKey: JWTSigningKey = {
@@ -109,6 +108,3 @@ private func failureReason(_ result: Result<ProviderTokenClaims, ProviderTokenFa
 private func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("ProviderToken invariant: \(message())") }
 }
-
-// Last: top-level code sets the globals above in order.
-runLibFuzzer { input, count in fuzz(input, count) }
