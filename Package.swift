@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "FakeAPNs", targets: ["FakeAPNs"]),
         .library(name: "FakeAPNsTesting", targets: ["FakeAPNsTesting"]),
         .executable(name: "fake-apns", targets: ["fake-apns"]),
+        // Not an API: the daemon's module, for the fuzz package in Fuzz/ (a package sees only
+        // another's products). Its declarations are internal; the fuzz build imports it testable.
+        .library(name: "_FakeAPNsDaemonForFuzzing", targets: ["FakeAPNsDaemon"]),
     ],
     targets: [
         .systemLibrary(
@@ -69,14 +72,22 @@ let package = Package(
             path: "Sources/fake-apns-bench",
             swiftSettings: strictSettings
         ),
+        // What both test targets share: fixtures, processes, sockets. A target, not a product.
+        .target(
+            name: "FakeAPNsTestSupport",
+            dependencies: ["FakeAPNs"],
+            path: "Tests/FakeAPNsTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // The daemon's tests also run the built `fake-apns`, so they depend on it.
         .testTarget(
             name: "FakeAPNsDaemonTests",
-            dependencies: ["FakeAPNsDaemon", "FakeAPNs"],
+            dependencies: ["FakeAPNsDaemon", "FakeAPNs", "FakeAPNsTestSupport", "fake-apns"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "FakeAPNsTests",
-            dependencies: ["FakeAPNs", "FakeAPNsTesting"],
+            dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport"],
             swiftSettings: strictSettings
         ),
     ],

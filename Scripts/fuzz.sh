@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer targets for FakeAPNs's input parsers (see Fuzz/):
+# libFuzzer targets for FakeAPNs's input parsers (the package in Fuzz/):
 #
 #   Scripts/fuzz.sh build                          builds the four targets into .build/fuzz/
 #   Scripts/fuzz.sh run [SECONDS_EACH] [TARGET...]  builds if needed, fuzzes each target for
@@ -11,10 +11,10 @@
 # Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in .build/fuzz/corpus/<TARGET>/,
 # where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
 #
-# The targets are built without Package.swift: swiftc compiles the FakeAPNs sources as a module
-# (-enable-testing, so a target's `@testable import FakeAPNs` sees internal types), clang the C
-# shims, and each target links against them, all with -sanitize=fuzzer,address. The control API
-# target is compiled into the FakeAPNsDaemon module itself, whose request types are internal.
+# The targets are the executables of the package in Fuzz/, which depends on this one by path
+# (FakeAPNs, and the daemon's module through the _FakeAPNsDaemonForFuzzing product). SwiftPM
+# builds them in release with -sanitize=fuzzer,address for the Swift and C code, and with
+# -enable-testing, as the targets call the parsers' internal entry points (`@testable import`).
 #
 # Environment: FUZZ_JOBS (targets run at once; default: the number of cores),
 # FUZZ_ARGS (extra libFuzzer flags, e.g. "-use_value_profile=1 -only_ascii=1"),
@@ -23,9 +23,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${FUZZ_DIR:-$ROOT/.build/fuzz}"
+# Where SwiftPM puts the targets' executables.
+BIN="$OUT/swiftpm/release"
 TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI)
-# The C shim targets, each a directory of Sources/ with its header in include/.
-SHIMS=(COpenSSLShims CNGHTTP2Shims CPOSIXShims CMicroHTTPDShims)
 
 usage() {
     sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -56,11 +56,11 @@ max_len() {
 # MARK: - Build
 
 find_tools() {
-    SWIFTC="$(command -v swiftc)" || die "swiftc is not on PATH (install Swift 6.3 first)"
-    # The toolchain's own clang: its sanitizer runtimes are the ones swiftc links.
-    TOOLBIN="$(dirname "$(readlink -f "$SWIFTC")")"
-    CLANG="$TOOLBIN/clang"
-    [[ -x "$CLANG" ]] || CLANG="$(command -v clang)" || die "no clang next to swiftc nor on PATH"
+    SWIFT="$(command -v swift)" || die "swift is not on PATH (install Swift 6.3 first)"
+    # The toolchain's own tools: its llvm-symbolizer, and lld (gold warns about a local symbol
+    # of the address sanitizer's runtime at every link).
+    TOOLBIN="$(dirname "$(readlink -f "$SWIFT")")"
+    [[ -x "$TOOLBIN/ld.lld" ]] || die "the toolchain in $TOOLBIN has no ld.lld"
     command -v pkg-config >/dev/null || die "pkg-config is missing; run Scripts/install-dependencies.sh"
     local package
     for package in openssl libnghttp2 libmicrohttpd; do
@@ -68,117 +68,30 @@ find_tools() {
     done
 }
 
-# Every input of the build, hashed: the build is skipped when nothing changed.
-build_stamp() {
-    {
-        "$SWIFTC" --version 2>&1
-        cat "${BASH_SOURCE[0]}"
-        find "$ROOT/Sources/FakeAPNs" "$ROOT/Sources/FakeAPNsDaemon" "${SHIMS[@]/#/$ROOT/Sources/}" \
-            "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CNGHTTP2" \
-            "$ROOT/Sources/CMicroHTTPD" "$ROOT/Fuzz" -path "$ROOT/Fuzz/corpus" -prune -o -type f -print |
-            LC_ALL=C sort | while IFS= read -r file; do
-            echo "$file"
-            cat "$file"
-        done
-    } | sha256sum | cut -d' ' -f1
-}
-
-is_built() {
-    local target
-    [[ -f "$OUT/build.stamp" && "$(cat "$OUT/build.stamp")" == "$(build_stamp)" ]] || return 1
-    for target in "${TARGETS[@]}"; do [[ -x "$OUT/$target" ]] || return 1; done
-}
-
+# SwiftPM builds what changed, each target with what it needs; a build that warns fails.
+# `--sanitize fuzzer` has SwiftPM build for libFuzzer (every module parsed as a library, so the
+# program's main is libFuzzer's); the sanitizers go to swiftc as one flag after it, as of several
+# -sanitize= flags the driver keeps the last (SwiftPM's `--sanitize fuzzer --sanitize address`
+# gives one of the two, in no fixed order), and -fsanitize=address to clang for the C shims.
+# One product at a time: the whole graph holds the main package's executables, which cannot be
+# parsed as libraries.
 build() {
     find_tools
-    if is_built; then
-        echo "fuzz.sh: the targets in ${OUT#"$ROOT/"} are up to date"
-        return 0
-    fi
     local started=$SECONDS
-    local obj="$OUT/obj"
-    rm -rf "$obj" "$OUT/build.stamp"
-    mkdir -p "$obj/logs"
-
-    # SwiftPM writes these module maps for the C targets; so does this script.
-    local shim
-    local -a shim_includes=() shim_modules=()
-    for shim in "${SHIMS[@]}"; do
-        mkdir -p "$obj/modules/$shim"
-        printf 'module %s {\n    umbrella "%s"\n    export *\n}\n' "$shim" "$ROOT/Sources/$shim/include" \
-            >"$obj/modules/$shim/module.modulemap"
-        shim_includes+=(-I "$ROOT/Sources/$shim/include")
-        shim_modules+=(-I "$obj/modules/$shim")
-    done
-
-    local -a cflags
-    read -r -a cflags <<<"$(pkg-config --cflags openssl libnghttp2 libmicrohttpd)"
-    local -a libs
-    read -r -a libs <<<"$(pkg-config --libs openssl libnghttp2 libmicrohttpd)"
-    # shellcheck disable=SC2054 # -sanitize=fuzzer,address is one flag
-    local -a swiftflags=(
-        -sanitize=fuzzer,address -O -g -swift-version 6 -package-name FakeAPNs -enable-upcoming-feature ExistentialAny
-        -I "$ROOT/Sources/COpenSSL" -I "$ROOT/Sources/CNGHTTP2" -I "$ROOT/Sources/CMicroHTTPD"
-        "${shim_modules[@]}" -I "$obj/modules"
-    )
-    local flag
-    for flag in "${cflags[@]}"; do swiftflags+=(-Xcc "$flag"); done
-
-    local -a library_sources daemon_sources
-    mapfile -t library_sources < <(find "$ROOT/Sources/FakeAPNs" -name '*.swift' | LC_ALL=C sort)
-    mapfile -t daemon_sources < <(find "$ROOT/Sources/FakeAPNsDaemon" -name '*.swift' | LC_ALL=C sort)
-
-    # Each step logs to obj/logs/<step>.log; run_step prints the log of a step that fails.
-    run_step() { # name command...
-        local name="$1"
-        shift
-        if ! "$@" >"$obj/logs/$name.log" 2>&1; then
-            echo "fuzz.sh: building $name failed:" >&2
-            cat "$obj/logs/$name.log" >&2
-            return 1
-        fi
-    }
-
-    echo "fuzz.sh: building ${TARGETS[*]} into ${OUT#"$ROOT/"} (about a minute)"
-    # The C shims.
-    local c_objects=() file object
-    for shim in "${SHIMS[@]}"; do
-        for file in "$ROOT/Sources/$shim"/*.c; do
-            object="$obj/$shim-$(basename "$file" .c).o"
-            run_step "clang-$(basename "$object" .o)" "$CLANG" -fsanitize=fuzzer-no-link,address -O2 -g -c "$file" \
-                "${shim_includes[@]}" "${cflags[@]}" -o "$object"
-            c_objects+=("$object")
-        done
-    done
-
-    # The library's object code (the long step) runs beside its interface, which the targets
-    # and the daemon module need first.
-    run_step FakeAPNs-object "$SWIFTC" "${swiftflags[@]}" -wmo -parse-as-library -enable-testing \
-        -module-name FakeAPNs -c "${library_sources[@]}" -o "$obj/FakeAPNs.o" &
-    local library_job=$!
-    local status=0
-    (
-        run_step FakeAPNs-module "$SWIFTC" "${swiftflags[@]}" -wmo -parse-as-library -enable-testing \
-            -module-name FakeAPNs -emit-module -emit-module-path "$obj/modules/FakeAPNs.swiftmodule" \
-            "${library_sources[@]}" &&
-            run_step FakeAPNsDaemon "$SWIFTC" "${swiftflags[@]}" -wmo -parse-as-library -warnings-as-errors \
-                -module-name FakeAPNsDaemon -c "${daemon_sources[@]}" "$ROOT/Fuzz/ControlAPI/main.swift" \
-                -o "$obj/ControlAPI.o" &&
-            for target in BinaryDecoder HTTP2Request ProviderToken; do
-                run_step "$target" "$SWIFTC" "${swiftflags[@]}" -wmo -parse-as-library -warnings-as-errors \
-                    -module-name "Fuzz$target" -c "$ROOT/Fuzz/$target/main.swift" -o "$obj/$target.o" || exit 1
-            done
-    ) || status=1
-    wait "$library_job" || status=1
-    ((status == 0)) || die "build failed"
-
-    local target
+    mkdir -p "$OUT/logs"
+    echo "fuzz.sh: building ${TARGETS[*]} (Fuzz/Package.swift) into ${BIN#"$ROOT/"}"
+    local target log
     for target in "${TARGETS[@]}"; do
-        run_step "link-$target" "$SWIFTC" -sanitize=fuzzer,address -emit-executable \
-            "$obj/$target.o" "$obj/FakeAPNs.o" "${c_objects[@]}" "${libs[@]}" -o "$OUT/$target" ||
+        log="$OUT/logs/build-$target.log"
+        if ! "$SWIFT" build --package-path "$ROOT/Fuzz" --scratch-path "$OUT/swiftpm" -c release \
+            --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
+            -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
+            -Xswiftc -use-ld=lld --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
+            echo "fuzz.sh: building $target failed:" >&2
+            cat "$log" >&2
             die "build failed"
+        fi
     done
-    build_stamp >"$OUT/build.stamp"
     echo "fuzz.sh: built in $((SECONDS - started)) s"
 }
 
@@ -209,9 +122,13 @@ fuzz_one() { # target seconds
     [[ -n "${FUZZ_ARGS:-}" ]] && read -r -a extra <<<"$FUZZ_ARGS"
     local status=0
     # New inputs go to the first directory; the seeds are only read.
-    "$OUT/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
+    "$BIN/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
     echo $! >"$OUT/logs/$target.pid"
     wait $! || status=$?
+    # A target that ran nothing, or without coverage, found nothing either.
+    if ((status == 0)) && { ! grep -q -E '^Done [0-9]+ runs' "$log" || grep -q 'instrumented for coverage' "$log"; }; then
+        status=1
+    fi
     echo "$status" >"$OUT/logs/$target.result"
 }
 
@@ -310,7 +227,7 @@ reproduce() {
     [[ -f "$2" ]] || die "no file $2"
     build >&2
     fuzzer_environment
-    exec "$OUT/$1" -rss_limit_mb=2048 -timeout=10 "$2"
+    exec "$BIN/$1" -rss_limit_mb=2048 -timeout=10 "$2"
 }
 
 case "${1:-}" in

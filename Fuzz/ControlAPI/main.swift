@@ -6,8 +6,8 @@
 //     POST /api/v1/faults
 //     {"match":{"nth":2},"action":{"respond":"TooManyRequests"},"times":3}
 //
-// Built into the FakeAPNsDaemon module itself (its request types are internal), with
-// `@testable import FakeAPNs` for the JSON validator. Invariants: decoding never traps and
+// Its request types are internal to FakeAPNsDaemon, which it imports testable, as it does
+// FakeAPNs for the JSON validator. Invariants: decoding never traps and
 // throws only ControlError (400, 404, or 405 with the allowed methods); a body flagged too large
 // is always 400 body_too_large; a decoded command comes from a method that may ask it and holds
 // values in range (timeouts 0-60 s, positive ids, an unregister time within UInt32, device tokens of
@@ -20,6 +20,7 @@
 
 import Foundation
 @testable import FakeAPNs
+@testable import FakeAPNsDaemon
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {

@@ -1,4 +1,5 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
@@ -8,26 +9,16 @@ import XCTest
 /// the line printed, the exit status.
 final class ClientCommandsTests: XCTestCase {
     private static let token = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
-    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
-    }
-
-    private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        server.stop()
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(for: self)
     }
 
     private func testCert(_ name: String) -> String {
-        Self.repository.appendingPathComponent("TestCerts").appendingPathComponent(name).path
+        testCertificatePath(name)
     }
 
     /// What a command printed and returned.
@@ -73,27 +64,11 @@ final class ClientCommandsTests: XCTestCase {
         send(["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token] + arguments)
     }
 
-    /// Runs the built `fake-apns send` (beside the test bundle) as a child process.
+    /// Runs the built `fake-apns send` as a child process.
     private func runSendExecutable(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("fake-apns")
-        process.arguments = ["send"] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // The command prints a line or two, far less than a pipe holds, so reading after it
-        // exits cannot block it.
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complained = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = { (data: Data) in
-            String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        }
-        return Outcome(status: process.terminationStatus, lines: lines(printed), errors: lines(complained))
+        let result = try runTool(DaemonProcess.executable.path, ["send"] + arguments)
+        let lines = { (text: String) in text.split(separator: "\n").map(String.init) }
+        return Outcome(status: result.status, lines: lines(result.output), errors: lines(result.error))
     }
 
     private func feedback(_ arguments: [String]) -> Outcome {
@@ -174,7 +149,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testTokenAuthenticationSignsWithTheP8Key() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let key = "ABC123DEFG:DEF123GHIJ:" + testCert("AuthKey_ABC123DEFG.p8")
         let outcome = sendHTTP2(["--alert", "Hi", "--topic", "com.example.app", "--jwt-key", key])
         XCTAssertEqual(try outcome.json()["status"], 200, "\(outcome.lines)")
@@ -184,7 +159,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testTokenAuthenticationWithoutAKeyIsRefused() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let outcome = sendHTTP2(["--alert", "Hi", "--topic", "com.example.app"])
         XCTAssertEqual(outcome.status, 1)
         let json = try outcome.json()
@@ -193,7 +168,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testCertificateAuthenticationPresentsTheClientCertificate() throws {
-        try restart(.init(authentication: .certificate, clientCertificates: .required()))
+        try fixture.restart(.init(authentication: .certificate, clientCertificates: .required()))
         let certificate = ["--cert", testCert("client.pem"), "--key", testCert("client.key")]
         let outcome = sendHTTP2(
             ["--alert", "Hi", "--topic", "com.example.app.voip", "--push-type", "voip"] + certificate)
@@ -245,7 +220,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testBinarySendPresentsTheClientCertificate() throws {
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         let outcome = sendBinary(["--alert", "Hi", "--cert", testCert("client.pem"), "--key", testCert("client.key")])
         XCTAssertEqual(outcome.status, 0, "\(outcome.errors)")
         let notification = try server.notifications.pop(timeout: .seconds(5))
@@ -255,7 +230,7 @@ final class ClientCommandsTests: XCTestCase {
     func testBinarySendWithoutTheRequiredCertificateFailsEveryTimeNamingTheRefusedHandshake() throws {
         // Under TLS 1.3 the client's handshake completes before the server judges the missing
         // certificate; the refusal arrives after the write, and must never read as accepted.
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         let arguments = ["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token]
         for run in 1...50 {
             let outcome = try runSendExecutable(arguments + ["--alert", "Hi"])
@@ -271,7 +246,7 @@ final class ClientCommandsTests: XCTestCase {
 
     func testBinarySendExecutableReportsAcceptedAndTheNotificationArrivesOnce() throws {
         for configuration in [FakeAPNsServer.Configuration(clientCertificates: .required()), .init()] {
-            try restart(configuration)
+            try fixture.restart(configuration)
             let certificate =
                 configuration.clientCertificates.mode == .required
                 ? ["--cert", testCert("client.pem"), "--key", testCert("client.key")] : []
@@ -352,7 +327,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     func testFeedbackPresentsTheClientCertificate() throws {
-        try restart(.init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         server.feedback.add(try DeviceToken(hex: Self.token), at: Date(timeIntervalSince1970: 5))
         XCTAssertEqual(feedback(["--port", String(server.feedbackPort!)]).status, 1, "the server wants a certificate")
         let outcome = feedback([

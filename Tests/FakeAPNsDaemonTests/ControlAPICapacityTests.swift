@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -17,7 +18,7 @@ final class ControlAPICapacityTests: XCTestCase {
 
     private func startDaemon(maximumConnections: Int = ControlLimits.defaultMaximumConnections) throws {
         let options = try Options.parse(
-            ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"])
+            DaemonProcess.freePorts)
         let metrics = Metrics()
         daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
         try daemon.start(metrics: metrics)
@@ -79,7 +80,7 @@ final class ControlAPICapacityTests: XCTestCase {
         try startDaemon()
         let waiters = try (0..<500).map { _ in try connect(sending: "/api/v1/notifications/next?timeout=60") }
         for _ in 0..<500 { _ = try connect() }
-        XCTAssertTrue(pollUntil(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 500 },
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 500 },
                       "\(daemon.server.notifications.waitingCount) of 500 are waiting")
 
         for (method, target) in [("GET", "/healthz"), ("GET", "/metrics"), ("POST", "/api/v1/reset")] {
@@ -96,7 +97,7 @@ final class ControlAPICapacityTests: XCTestCase {
             try client.send(BinaryEncoder.enhanced(
                 identifier: UInt32(identifier), token: "fe15a27d", payload: Array(#"{"aps":{"alert":"\#(identifier)"}}"#.utf8)))
         }
-        XCTAssertTrue(pollUntil(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 200 },
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 200 },
                       "\(daemon.server.notifications.waitingCount) still waiting")
         api.stop()
         var alerts: Set<String> = []
@@ -114,7 +115,7 @@ final class ControlAPICapacityTests: XCTestCase {
         try startDaemon(maximumConnections: 4)
         XCTAssertEqual(api.servedConnectionLimit, 4)
         for _ in 0..<4 { _ = try connect() }
-        XCTAssertTrue(pollUntil { self.api.openConnections == 4 })
+        XCTAssertTrue(eventually { self.api.openConnections == 4 })
 
         let started = ContinuousClock.now
         let wait = try response(on: try connect(sending: "/api/v1/notifications/next?timeout=30"))
@@ -133,9 +134,9 @@ final class ControlAPICapacityTests: XCTestCase {
         try startDaemon(maximumConnections: 4)
         // The served four, and the 64 accepted beyond them, all silent.
         let held = try (0..<68).map { _ in try connect() }
-        XCTAssertTrue(pollUntil { self.api.openConnections == 68 })
+        XCTAssertTrue(eventually { self.api.openConnections == 68 })
         let late = try connect(sending: "/healthz")
-        XCTAssertFalse(pollUntil(timeout: .milliseconds(300)) { self.api.openConnections > 68 }, "not accepted yet")
+        XCTAssertFalse(eventually(timeout: .milliseconds(300)) { self.api.openConnections > 68 }, "not accepted yet")
         disconnect(held[0])
         let answer = try response(on: late)
         XCTAssertEqual(answer.status, 200, answer.text)

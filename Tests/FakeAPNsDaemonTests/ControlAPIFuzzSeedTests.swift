@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -9,13 +10,8 @@ import XCTest
 /// it, decodes back to the same rule.
 final class ControlAPIFuzzSeedTests: XCTestCase {
     func testControlAPISeeds() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/ControlAPI")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        XCTAssertFalse(names.isEmpty)
         var decoded = 0
-        for name in names {
-            let input = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+        for (name, input) in try fuzzSeeds("ControlAPI") {
             let line = input.prefix { $0 != UInt8(ascii: "\n") }
             let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 1, omittingEmptySubsequences: false)
             let method = String(decoding: parts[0], as: UTF8.self)

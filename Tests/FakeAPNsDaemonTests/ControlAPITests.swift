@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -33,7 +34,7 @@ final class ControlAPITests: XCTestCase {
         api?.stop()
         daemon?.stop()
         let options = try Options.parse(
-            ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
+            DaemonProcess.freePorts + arguments)
         let metrics = Metrics()
         daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
         try daemon.start(metrics: metrics)
@@ -58,7 +59,7 @@ final class ControlAPITests: XCTestCase {
             try client.send(BinaryEncoder.enhanced(
                 identifier: UInt32(index + 1), token: token, payload: payload(text)))
         }
-        XCTAssertTrue(pollUntil {
+        XCTAssertTrue(eventually {
             server.notifications.totalArrived + server.rejections.totalArrived >= before + notifications.count
         })
     }
@@ -117,7 +118,7 @@ final class ControlAPITests: XCTestCase {
     func testNextWaitsForANotificationAndReturnsIt() throws {
         let started = ContinuousClock.now
         let waiter = inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=10") }
-        XCTAssertTrue(pollUntil { self.daemon.server.notifications.waitingCount == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 1 })
         try sendBinary(alice, "awaited")
         let response = try waiter.pop(timeout: .seconds(10)).get()
         XCTAssertEqual(response.status, 200)
@@ -130,7 +131,7 @@ final class ControlAPITests: XCTestCase {
     func testTwoConcurrentWaitersEachGetOneNotification() throws {
         let first = inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=10") }
         let second = inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=10") }
-        XCTAssertTrue(pollUntil { self.daemon.server.notifications.waitingCount == 2 })
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 2 })
         try sendBinary([(alice, "one"), (bob, "two")])
         let answers = try [first, second].map { try $0.pop(timeout: .seconds(10)).get() }
         XCTAssertEqual(answers.map(\.status), [200, 200])
@@ -161,7 +162,7 @@ final class ControlAPITests: XCTestCase {
     func testStopEndsBlockedWaitersPromptlyAndFreesThePort() throws {
         let port = http.port
         let waiter = inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=30") }
-        XCTAssertTrue(pollUntil { self.daemon.server.notifications.waitingCount == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 1 })
         let started = ContinuousClock.now
         api.stop()
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
@@ -177,15 +178,15 @@ final class ControlAPITests: XCTestCase {
         let port = daemon.webPort
         let curls = (0..<20).map { _ in
             inBackground {
-                try runCurl(["--silent", "--show-error", "--write-out", "\n%{http_code}",
+                try runTool("/usr/bin/curl", ["--silent", "--show-error", "--write-out", "\n%{http_code}",
                              "http://127.0.0.1:\(port)/api/v1/notifications/next?timeout=30"])
             }
         }
-        XCTAssertTrue(pollUntil(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 20 })
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 20 })
         daemon.stop()
         for curl in curls {
-            let (status, output) = try curl.pop(timeout: .seconds(10)).get()
-            XCTAssertEqual(status, 0, output)
+            let (status, output, error) = try curl.pop(timeout: .seconds(10)).get()
+            XCTAssertEqual(status, 0, error)
             let lines = output.split(separator: "\n")
             XCTAssertEqual(lines.last, "503", output)
             XCTAssertEqual(try JSONValue(parsing: String(lines.first ?? ""))["error"], "unavailable", output)
@@ -194,15 +195,15 @@ final class ControlAPITests: XCTestCase {
 
     func testStopClosesEveryConnectionAndJoinsItsThread() throws {
         XCTAssertEqual(try http.get("/healthz").status, 200, "the listener has run")
-        XCTAssertTrue(pollUntil { self.microHTTPDThreads("MHD-connection") == 0 })
+        XCTAssertTrue(eventually { self.microHTTPDThreads("MHD-connection") == 0 })
         let listeners = microHTTPDThreads("MHD-listen")
         let waiters = (0..<3).map { _ in
             inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=30") }
         }
         let idle = try (0..<2).map { _ in try Socket.connect(host: "127.0.0.1", port: http.port) }
         defer { idle.forEach { close($0) } }
-        XCTAssertTrue(pollUntil { self.daemon.server.notifications.waitingCount == 3 })
-        XCTAssertTrue(pollUntil { self.microHTTPDThreads("MHD-connection") == 5 }, "a thread per connection")
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 3 })
+        XCTAssertTrue(eventually { self.microHTTPDThreads("MHD-connection") == 5 }, "a thread per connection")
         api.stop()
         XCTAssertEqual(microHTTPDThreads("MHD-connection"), 0, "every connection thread joined")
         XCTAssertEqual(microHTTPDThreads("MHD-listen"), listeners - 1, "the listener joined")
@@ -215,9 +216,9 @@ final class ControlAPITests: XCTestCase {
         let socket = try Socket.connect(host: "127.0.0.1", port: http.port)
         let request = "GET /api/v1/notifications/next?timeout=30 HTTP/1.1\r\nHost: x\r\n\r\n"
         _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        XCTAssertTrue(pollUntil { self.daemon.server.notifications.waitingCount == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 1 })
         close(socket)
-        XCTAssertTrue(pollUntil(timeout: .seconds(2)) { self.daemon.server.notifications.waitingCount == 0 })
+        XCTAssertTrue(eventually(timeout: .seconds(2)) { self.daemon.server.notifications.waitingCount == 0 })
         try sendBinary(alice, "for whoever comes next")
         XCTAssertEqual(alert(try http.get("/api/v1/notifications/next?timeout=1").json), "for whoever comes next")
     }
@@ -256,7 +257,7 @@ final class ControlAPITests: XCTestCase {
     func testListCountsWhatTheRetentionLimitDropped() throws {
         try startDaemon(["--retention", "2"])
         try sendBinary([(alice, "1"), (alice, "2"), (alice, "3")])
-        XCTAssertTrue(pollUntil { self.daemon.server.notificationHistory.droppedCount == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.notificationHistory.droppedCount == 1 })
         let list = try http.get("/api/v1/notifications")
         XCTAssertEqual(list.json?["notifications"]?.arrayValue?.compactMap(alert), ["2", "3"])
         XCTAssertEqual(list.json?["dropped"], 1)
@@ -269,7 +270,7 @@ final class ControlAPITests: XCTestCase {
         let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
         defer { client.close() }
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: alice, payload: Array(text.utf8)))
-        XCTAssertTrue(pollUntil { self.daemon.server.notificationHistory.list().count == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.notificationHistory.list().count == 1 })
         // The answers nest deeper than the parser reads back, so their text is checked.
         for target in ["/api/v1/notifications", "/api/v1/notifications/1", "/api/v1/notifications/next?timeout=1"] {
             let response = try http.get(target)
@@ -319,7 +320,7 @@ final class ControlAPITests: XCTestCase {
         try http.put("/api/v1/devices/strict", #"{"strict":true}"#)
         let target = "/api/v1/rejections/next?timeout=10&token=\(bob.hex)"
         let waiter = inBackground { [http] in try http!.get(target) }
-        XCTAssertTrue(pollUntil { self.daemon.server.rejections.waitingCount == 1 })
+        XCTAssertTrue(eventually { self.daemon.server.rejections.waitingCount == 1 })
         try sendBinary(bob, "refused")
         let response = try waiter.pop(timeout: .seconds(10)).get()
         XCTAssertEqual(response.status, 200)
@@ -704,7 +705,7 @@ final class ControlAPITests: XCTestCase {
             _ = try http.exchange(Array(request.utf8), timeout: .milliseconds(500))
         }
         XCTAssertEqual(try http.get("/healthz").status, 200)
-        XCTAssertTrue(pollUntil { self.api.openRequests == 0 }, "requests still open: \(api.openRequests)")
+        XCTAssertTrue(eventually { self.api.openRequests == 0 }, "requests still open: \(api.openRequests)")
     }
 
     func testAHandlerThatWaitsLongerThanTheIdleTimeoutStillAnswers() throws {
@@ -764,19 +765,4 @@ final class ControlAPITests: XCTestCase {
             XCTAssertEqual((error as? ControlError)?.status, 400)
         }
     }
-}
-
-/// Runs curl with `arguments`; its exit status and what it printed on both outputs.
-private func runCurl(_ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
 }

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -194,7 +195,7 @@ final class EventLogTests: XCTestCase {
         destination.drain()
         XCTAssertEqual(try producer.done.pop(timeout: .seconds(60)), true)
         XCTAssertNil(log.close())
-        XCTAssertTrue(pollUntil(timeout: .seconds(10)) { destination.lines == 200_000 }, "\(destination.lines) lines")
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { destination.lines == 200_000 }, "\(destination.lines) lines")
     }
 
     func testAStoppingLogGivesUpADestinationThatTakesNothingAndCountsWhatItLost() throws {

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 @testable import FakeAPNs
 
@@ -120,14 +121,4 @@ struct HTTPTestClient: Sendable {
         }
         return Response(status: status, headers: headers, body: body)
     }
-}
-
-/// Polls `condition` until it holds or `timeout` passes; for state that has no event to wait on.
-func pollUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(2_000)
-    }
-    return condition()
 }

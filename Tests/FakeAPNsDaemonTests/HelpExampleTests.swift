@@ -17,7 +17,7 @@ final class HelpExampleTests: XCTestCase {
     /// A daemon on free ports, started; its default ports and the ones it bound.
     private func startDaemon(_ arguments: [String] = []) throws -> [(Int, Int)] {
         let options = try Options.parse(
-            ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
+            DaemonProcess.freePorts + arguments)
         let metrics = Metrics()
         let daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
         try daemon.start(metrics: metrics)

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -26,7 +27,7 @@ final class JSONEscapingTests: XCTestCase {
         let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .json)
         let metrics = Metrics()
         let options = try Options.parse(
-            ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"])
+            DaemonProcess.freePorts)
         daemon = try Daemon(
             options: options, devices: [], onEvent: { event in
                 metrics.record(event)
@@ -70,7 +71,7 @@ final class JSONEscapingTests: XCTestCase {
         let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
         defer { client.close() }
         try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: payload))
-        XCTAssertTrue(pollUntil {
+        XCTAssertTrue(eventually {
             self.daemon.server.notifications.totalArrived + self.daemon.server.rejections.totalArrived > before
         })
     }
@@ -146,7 +147,7 @@ final class JSONEscapingTests: XCTestCase {
                 XCTAssertTrue((rejection["detail"] as? String)?.contains(awkward) == true, "\(source): \(rejection)")
             }
         }
-        XCTAssertTrue(pollUntil { self.daemon.server.rejections.totalArrived == 3 })
+        XCTAssertTrue(eventually { self.daemon.server.rejections.totalArrived == 3 })
         checkNotifications(try get("/api/v1/notifications")["notifications"] as? [[String: Any]] ?? [], "API")
         checkRejections(try get("/api/v1/rejections")["rejections"] as? [[String: Any]] ?? [], "API")
         let one = try get("/api/v1/notifications/1")

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import FakeAPNs
 import Foundation
 import XCTest
@@ -5,19 +6,13 @@ import XCTest
 /// The daemon that cannot start says why in words, naming the option and the file or port,
 /// and exits 1; a command line that is wrong in itself exits 64.
 final class StartupFailureTests: XCTestCase {
-    private static let freePorts = ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"]
-
-    private func certificate(_ name: String) -> String {
-        ChildProcess.repository.appendingPathComponent("TestCerts").appendingPathComponent(name).path
-    }
-
     /// Runs the daemon with free ports and `arguments`; checks it exits `status` at once with
     /// one line on standard error that contains `message`, and prints nothing on standard output.
     private func assertFails(
         _ arguments: [String], status: Int32 = 1, saying message: String,
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
-        let run = try ChildProcess.run(Self.freePorts + arguments, timeout: 30)
+        let run = try ChildProcess.run(DaemonProcess.freePorts + arguments, timeout: .seconds(30))
         XCTAssertEqual(run.status, status, "\(arguments): \(run.errors)", file: file, line: line)
         XCTAssertEqual(run.output, "", "\(arguments)", file: file, line: line)
         XCTAssertTrue(run.errors.hasPrefix("fake-apns: "), "\(arguments): \(run.errors)", file: file, line: line)
@@ -34,7 +29,7 @@ final class StartupFailureTests: XCTestCase {
     }
 
     func testAServerIdentityThatCannotBeUsedNamesItsOptionAndFile() throws {
-        let (pem, key, client) = (certificate("server.pem"), certificate("server.key"), certificate("client.key"))
+        let (pem, key, client) = (testCertificatePath("server.pem"), testCertificatePath("server.key"), testCertificatePath("client.key"))
         try assertFails(["--cert", "/nonexistent.pem", "--key", key], saying: "--cert /nonexistent.pem: no such file")
         try assertFails(["--cert", pem, "--key", "/nonexistent.key"], saying: "--key /nonexistent.key: no such file")
         let folder = ChildProcess.repository.appendingPathComponent("TestCerts").path
@@ -49,7 +44,7 @@ final class StartupFailureTests: XCTestCase {
     }
 
     func testAnEncryptedKeyWithoutItsPassphraseSaysSo() throws {
-        let (pem, encrypted) = (certificate("server.pem"), certificate("server-encrypted.key"))
+        let (pem, encrypted) = (testCertificatePath("server.pem"), testCertificatePath("server-encrypted.key"))
         try assertFails(
             ["--cert", pem, "--key", encrypted],
             saying: "--key \(encrypted): the key is encrypted; give its passphrase with --key-passphrase")
@@ -60,7 +55,7 @@ final class StartupFailureTests: XCTestCase {
     }
 
     func testTrustedCAsThatCannotBeUsedNameTheirOptionAndFile() throws {
-        let key = certificate("server.key")
+        let key = testCertificatePath("server.key")
         try assertFails(
             ["--client-certificates", "required", "--trusted-ca", "/nonexistent.pem"],
             saying: "--trusted-ca /nonexistent.pem: no such file")
@@ -70,12 +65,12 @@ final class StartupFailureTests: XCTestCase {
         // --auth certificate asks HTTP/2 clients for certificates, checked against these CAs.
         try assertFails(["--auth", "certificate", "--trusted-ca", key], saying: "--trusted-ca \(key): not PEM CA certificates")
         try assertFails(
-            ["--trusted-ca", certificate("ca.pem")], status: 64,
+            ["--trusted-ca", testCertificatePath("ca.pem")], status: 64,
             saying: "--trusted-ca applies only with --client-certificates optional or required, or --auth certificate")
     }
 
     func testJWTKeysDevicesAndLogFilesThatCannotBeUsedNameTheirOptionAndFile() throws {
-        let ca = certificate("ca.pem")
+        let ca = testCertificatePath("ca.pem")
         try assertFails(["--jwt-key", "ABC123DEFG:DEF123GHIJ:/nonexistent.p8"], saying: "--jwt-key /nonexistent.p8: no such file")
         try assertFails(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(ca)"], saying: "--jwt-key \(ca): not a PEM private key")
         try assertFails(["--devices", "/nonexistent.txt"], saying: "--devices /nonexistent.txt: no such file")
@@ -91,7 +86,7 @@ final class StartupFailureTests: XCTestCase {
                 ("--http2-port", "the HTTP/2 listener"), ("--web-port", "control API"),
             ] {
                 // The last value of an option wins.
-                let run = try ChildProcess.run(Self.freePorts + [flag, port], timeout: 30)
+                let run = try ChildProcess.run(DaemonProcess.freePorts + [flag, port], timeout: .seconds(30))
                 XCTAssertEqual(run.status, 1, "\(flag): \(run.errors)")
                 XCTAssertTrue(run.errors.contains("fake-apns: \(flag) \(port): \(listener)"), run.errors)
                 XCTAssertTrue(run.errors.contains("Address already in use (another process listens there"), run.errors)

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -29,7 +30,7 @@ final class FuzzRegressionTests: XCTestCase {
     // MARK: - Seed replays
 
     func testBinaryDecoderSeeds() throws {
-        for (name, input) in try seeds("BinaryDecoder") {
+        for (name, input) in try fuzzSeeds("BinaryDecoder") {
             for decoder in [BinaryDecoder(), BinaryDecoder(maximumPayloadSize: 16)] {
                 input.withUnsafeBytes { stream in
                     var offset = 0
@@ -57,7 +58,7 @@ final class FuzzRegressionTests: XCTestCase {
 
     func testHTTP2RequestSeeds() throws {
         var accepted = 0
-        for (name, input) in try seeds("HTTP2Request") {
+        for (name, input) in try fuzzSeeds("HTTP2Request") {
             // Line 1: the certificate's topics; "name: value" lines to an empty line; the body.
             var lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             var body: [UInt8] = []
@@ -98,7 +99,7 @@ final class FuzzRegressionTests: XCTestCase {
             keyID: "OTHERKEY01", teamID: "OTHERTEAM1", publicKeyPEM: TestCertificates.jwtPublicKeyPEM)
         let verifier = ProviderTokenVerifier(keys: [.test, other])
         var verified: Set<String> = []
-        for (name, input) in try seeds("ProviderToken") {
+        for (name, input) in try fuzzSeeds("ProviderToken") {
             var session = ProviderTokenSession()
             for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
                 let authorization = String(decoding: line, as: UTF8.self)
@@ -125,7 +126,7 @@ final class FuzzRegressionTests: XCTestCase {
     }
 
     func testControlAPISeedBodies() throws {
-        for (name, input) in try seeds("ControlAPI") {
+        for (name, input) in try fuzzSeeds("ControlAPI") {
             let body = Array(input.drop { $0 != UInt8(ascii: "\n") }.dropFirst())
             let valid = body.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }
             let value = try? JSONValue.parse(body)
@@ -135,16 +136,5 @@ final class FuzzRegressionTests: XCTestCase {
                 XCTAssertEqual(try JSONValue(parsing: text), value, name)
             }
         }
-    }
-
-    // MARK: - Corpus
-
-    /// The seed files of one target, by name.
-    private func seeds(_ target: String) throws -> [(name: String, bytes: [UInt8])] {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/\(target)")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        XCTAssertFalse(names.isEmpty, "no seeds in \(directory.path)")
-        return try names.map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
     }
 }

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -51,7 +52,7 @@ final class HTTP2ConformanceTests: XCTestCase {
     }
 
     func testHTTP2ServesTLS1_2WithAnAEADSuiteAndTLS1_3() throws {
-        let ca = repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path
+        let ca = testCertificatePath("ca.pem")
         let cases = [
             (["--tlsv1.2", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"], "TLSv1.2"),
             (["--tlsv1.2", "--tls-max", "1.2", "--ciphers", "ECDHE-ECDSA-CHACHA20-POLY1305"], "TLSv1.2"),
@@ -239,7 +240,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         let long = "x-long: " + String(repeating: "l", count: 9000)
         let url = "https://127.0.0.1:\(server.http2Port!)\(devicePath)"
         let curl = try runTool("/usr/bin/curl", [
-            "--silent", "--show-error", "--http2", "--cacert", repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path,
+            "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"),
             "--write-out", "\n%{http_code} %{http_version}", "--header", "apns-topic: com.example.app",
             "--header", long, "--data", #"{"aps":{}}"#, url,
         ])

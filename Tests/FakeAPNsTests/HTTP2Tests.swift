@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -5,19 +6,11 @@ import XCTest
 /// The HTTP/2 provider API over real connections: transport, answers, authentication, and the
 /// registry and faults with their HTTP/2 meanings.
 final class HTTP2Tests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
-    }
-
-    private func restart(_ configuration: FakeAPNsServer.Configuration) throws {
-        server.stop()
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(for: self)
     }
 
     // MARK: - Transport and success
@@ -46,7 +39,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testApnsIDIsMadeUpWhenAbsentAndNoUniqueIDInProduction() throws {
-        try restart(.init(environment: .production))
+        try fixture.restart(.init(environment: .production))
         let response = try server.connectHTTP2().send(.push())
         XCTAssertEqual(response.status, 200)
         let apnsID = try XCTUnwrap(response.header("apns-id"))
@@ -72,7 +65,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testManyConnectionsAtOnce() throws {
-        let server = self.server!
+        let server = self.server
         DispatchQueue.concurrentPerform(iterations: 6) { connection in
             do {
                 let client = try server.connectHTTP2()
@@ -92,7 +85,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testTokenAuthenticationStartsWithOneStreamAndOpensUpAfterASuccess() throws {
-        try restart(.init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let client = try server.connectHTTP2()
         try client.exchangeSettings()
         XCTAssertEqual(client.serverStreamLimit, 1)

@@ -1,4 +1,5 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 

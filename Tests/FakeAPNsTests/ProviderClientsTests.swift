@@ -1,4 +1,5 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
@@ -297,11 +298,9 @@ private final class PythonTLSPeer {
     let port: Int
 
     init(ending: Ending) throws {
-        let certificates = repositoryRoot.appendingPathComponent("TestCerts")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
-            "-c", Self.script, ending.rawValue, certificates.appendingPathComponent("server.pem").path,
-            certificates.appendingPathComponent("server.key").path,
+            "-c", Self.script, ending.rawValue, testCertificatePath("server.pem"), testCertificatePath("server.key"),
         ]
         let output = Pipe()
         process.standardOutput = output

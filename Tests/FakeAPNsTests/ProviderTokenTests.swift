@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
@@ -165,12 +166,9 @@ final class ProviderTokenTests: XCTestCase {
         try input.write(to: inputFile, atomically: true, encoding: .utf8)
 
         // Apple's recipe: openssl dgst -sha256 -sign AuthKey.p8, which writes DER.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["dgst", "-sha256", "-sign", keyFile.path, "-out", signatureFile.path, inputFile.path]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        let signing = try runTool(
+            openssl, ["dgst", "-sha256", "-sign", keyFile.path, "-out", signatureFile.path, inputFile.path])
+        XCTAssertEqual(signing.status, 0, signing.error)
         let signature = try [UInt8](Data(contentsOf: signatureFile))
 
         assertAccepted("bearer \(input).\(Base64URL.encode(signature))")
@@ -644,9 +642,7 @@ final class ProviderTokenTests: XCTestCase {
     }
 
     func testKeyFromP8FileEqualsTheBuiltInTestKey() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let file = root.appendingPathComponent("TestCerts/AuthKey_\(Self.keyID).p8").path
+        let file = testCertificatePath("AuthKey_\(Self.keyID).p8")
         XCTAssertEqual(try JWTSigningKey(keyID: Self.keyID, teamID: Self.teamID, p8File: file), .test)
     }
 

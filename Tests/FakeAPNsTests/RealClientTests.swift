@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -16,7 +17,7 @@ final class RealClientTests: XCTestCase {
 
     private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
         let result = try runTool("/usr/bin/curl", [
-            "--silent", "--show-error", "--http2", "--cacert", repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path,
+            "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"),
             "--write-out", "\n%{http_code} %{http_version}",
         ] + arguments)
         XCTAssertEqual(result.status, 0, result.error)
@@ -29,8 +30,8 @@ final class RealClientTests: XCTestCase {
     func testCurlWithAProviderCertificate() throws {
         server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
         let answer = try curl([
-            "--cert", repositoryRoot.appendingPathComponent("TestCerts/client.pem").path,
-            "--key", repositoryRoot.appendingPathComponent("TestCerts/client.key").path,
+            "--cert", testCertificatePath("client.pem"),
+            "--key", testCertificatePath("client.key"),
             "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
             "--data", #"{"aps":{"alert":"from curl"}}"#, url(),
         ])

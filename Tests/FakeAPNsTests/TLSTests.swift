@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -25,10 +26,9 @@ final class TLSTests: XCTestCase {
     }
 
     func testCustomIdentityWithPassphraseIsPresented() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let identity = try TLSIdentity(
-            certificateFile: root.appendingPathComponent("TestCerts/server.pem").path,
-            privateKeyFile: root.appendingPathComponent("TestCerts/server-encrypted.key").path,
+            certificateFile: testCertificatePath("server.pem"),
+            privateKeyFile: testCertificatePath("server-encrypted.key"),
             passphrase: "fake-apns")
         try withFakeAPNs(configuration: .init(identity: identity)) { server in
             XCTAssertEqual(try send(to: server, identity: nil).identifier, 1)
@@ -36,10 +36,9 @@ final class TLSTests: XCTestCase {
     }
 
     func testWrongPassphraseIsAClearError() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let identity = try TLSIdentity(
-            certificateFile: root.appendingPathComponent("TestCerts/server.pem").path,
-            privateKeyFile: root.appendingPathComponent("TestCerts/server-encrypted.key").path,
+            certificateFile: testCertificatePath("server.pem"),
+            privateKeyFile: testCertificatePath("server-encrypted.key"),
             passphrase: "wrong")
         XCTAssertThrowsError(try FakeAPNsServer.started(configuration: .init(identity: identity))) { error in
             XCTAssertTrue("\(error)".contains("private key"), "\(error)")

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
@@ -6,13 +7,6 @@ import XCTest
 /// The built-in test identity must stay identical to the files in `TestCerts/`, which
 /// `Scripts/make-test-certs.sh` rewrites together with `TestCertificates.swift`.
 final class TestCertificatesTests: XCTestCase {
-    /// `TestCerts/` in this checkout: this file is `Tests/FakeAPNsTests/<file>`.
-    private static let testCertsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("TestCerts")
-
     /// Asserts that `constant` equals the file `TestCerts/<name>` byte for byte.
     private func assertBuiltIn(
         _ constant: String,
@@ -20,8 +14,7 @@ final class TestCertificatesTests: XCTestCase {
         file: StaticString = #filePath,
         line: UInt = #line
     ) throws {
-        let url = Self.testCertsDirectory.appendingPathComponent(name)
-        let contents = try Data(contentsOf: url)
+        let contents = try Data(contentsOf: URL(fileURLWithPath: testCertificatePath(name)))
         XCTAssertEqual(
             Data(constant.utf8),
             contents,
@@ -96,7 +89,7 @@ final class TestCertificatesTests: XCTestCase {
 
     func testJWTKeyIDNamesTheOnlyP8FileInTestCerts() throws {
         let p8Files = try FileManager.default
-            .contentsOfDirectory(atPath: Self.testCertsDirectory.path)
+            .contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("TestCerts").path)
             .filter { $0.hasSuffix(".p8") }
         XCTAssertEqual(p8Files, ["AuthKey_\(TestCertificates.jwtKeyID).p8"])
     }
@@ -112,7 +105,7 @@ final class TestCertificatesTests: XCTestCase {
 
     func testTestCertsReadmeNamesJWTKeyIDAndTeamID() throws {
         let readme = try String(
-            contentsOf: Self.testCertsDirectory.appendingPathComponent("README.md"),
+            contentsOf: URL(fileURLWithPath: testCertificatePath("README.md")),
             encoding: .utf8
         )
         XCTAssertTrue(readme.contains(TestCertificates.jwtKeyID))

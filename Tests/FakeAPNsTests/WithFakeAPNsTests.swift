@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import XCTest
 @testable import FakeAPNs
 

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -14,7 +15,7 @@ final class WriteThenCloseTests: XCTestCase {
     }
 
     private static let clients = repositoryRoot.appendingPathComponent("Tests/Clients")
-    private static let caFile = repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path
+    private static let caFile = testCertificatePath("ca.pem")
 
     func testPythonClientsClosingWithoutCloseNotifyLoseNothingAtAnyTLSVersion() throws {
         server = try FakeAPNsServer.started()

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 @testable import FakeAPNs
 
@@ -46,7 +47,7 @@ struct PythonH2Run: Decodable, Sendable {
         _ mode: String, against server: FakeAPNsServer, _ arguments: [String] = [], timeout: Duration = .seconds(120)
     ) throws -> PythonH2Run {
         let script = repositoryRoot.appendingPathComponent("Tests/Clients/h2_client.py").path
-        let ca = repositoryRoot.appendingPathComponent("TestCerts/ca.pem").path
+        let ca = testCertificatePath("ca.pem")
         let result = try runTool(
             "/usr/bin/python3",
             [script, mode, "--host", server.configuration.host, "--port", String(server.http2Port!), "--ca", ca]

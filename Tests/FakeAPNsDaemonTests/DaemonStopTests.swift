@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -17,13 +18,8 @@ final class DaemonStopTests: XCTestCase {
     }
 
     private func started(_ arguments: [String] = []) throws -> Started {
-        let daemon = try DaemonProcess(
-            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
-        let start = try daemon.nextJSON()
-        let ports = Dictionary(
-            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
-                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
-            })
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + arguments)
+        let ports = try daemon.listeningPorts()
         return Started(daemon: daemon, gateway: try XCTUnwrap(ports["gateway"]), web: try XCTUnwrap(ports["web"]))
     }
 
@@ -33,11 +29,8 @@ final class DaemonStopTests: XCTestCase {
     }
 
     private static func curl(_ web: Int, _ method: String, _ path: String) throws -> (status: Int, body: String) {
-        let result = try runTool(
-            "/usr/bin/curl",
-            ["--silent", "--show-error", "--request", method, "--write-out", "\n%{http_code}", "http://127.0.0.1:\(web)\(path)"])
-        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
-        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n") + result.error)
+        let result = try FakeAPNsDaemonTests.curl(port: web, method, path)
+        return (result.status, result.body + result.error)
     }
 
     /// Notifications accepted so far, from `/metrics`.

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 @testable import FakeAPNs
 
@@ -15,10 +16,16 @@ final class DaemonProcess: @unchecked Sendable {
     private let outputPipe = Pipe()
     private var reader: Thread?
 
-    /// The executable beside the test bundle (`swift build` puts every product in one folder).
+    /// The built executable, in the products directory that holds the test bundle: this test
+    /// target depends on `fake-apns`, so building the tests builds it there.
     static var executable: URL {
-        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return bundle.deletingLastPathComponent().appendingPathComponent("fake-apns")
+        Bundle.main.bundleURL.appendingPathComponent("fake-apns")
+    }
+
+    /// A test run without the executable it runs, which `swift build --build-tests` builds.
+    struct NotBuilt: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "no executable at \(path); swift build --build-tests builds fake-apns there" }
     }
 
     /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
@@ -28,6 +35,9 @@ final class DaemonProcess: @unchecked Sendable {
         arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
         executable: URL = DaemonProcess.executable, descriptorLimit: Int? = nil
     ) throws {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw NotBuilt(path: executable.path)
+        }
         var launcher = launcher
         if let descriptorLimit {
             launcher = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", "--"] + launcher
@@ -61,6 +71,18 @@ final class DaemonProcess: @unchecked Sendable {
             }
         }
         reader?.start()
+    }
+
+    /// Every listener on a port the system picks, so tests can run in parallel.
+    static let freePorts = ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"]
+
+    /// The ports of the start line (the next output line), by listener name.
+    func listeningPorts(timeout: Duration = .seconds(10)) throws -> [String: Int] {
+        let start = try nextJSON(timeout: timeout)
+        return Dictionary(
+            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
+                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
+            })
     }
 
     /// The next output line parsed as JSON.
@@ -100,4 +122,18 @@ final class DaemonProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
     }
+}
+
+/// One control API request by curl, a client independent of this code: curl's exit status, the
+/// HTTP status (0 when no answer came), the body, and what curl wrote to standard error.
+/// `maxTime` bounds curl's wait for the answer.
+func curl(
+    port: Int, _ method: String, _ path: String, json body: String? = nil, maxTime: Int? = nil
+) throws -> (exit: Int32, status: Int, body: String, error: String) {
+    var arguments = ["--silent", "--show-error", "--request", method, "--write-out", "\n%{http_code}"]
+    if let body { arguments += ["--header", "content-type: application/json", "--data", body] }
+    if let maxTime { arguments += ["--max-time", String(maxTime)] }
+    let result = try runTool("/usr/bin/curl", arguments + ["http://127.0.0.1:\(port)\(path)"])
+    let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+    return (result.status, Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"), result.error)
 }

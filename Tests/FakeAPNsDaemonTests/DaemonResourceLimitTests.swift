@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -18,24 +19,14 @@ final class DaemonResourceLimitTests: XCTestCase {
     }
 
     private func started(launcher: [String], executable: URL = DaemonProcess.executable) throws -> Started {
-        let daemon = try DaemonProcess(
-            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"],
-            launcher: launcher, executable: executable)
-        let start = try daemon.nextJSON(timeout: .seconds(20))
-        let ports = Dictionary(
-            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
-                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
-            })
-        return Started(daemon: daemon, ports: ports)
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, launcher: launcher, executable: executable)
+        return Started(daemon: daemon, ports: try daemon.listeningPorts(timeout: .seconds(20)))
     }
 
     /// The control API's answer to GET `path`: status (0 when none came within 5 s) and body.
     private func get(_ web: Int, _ path: String) throws -> (status: Int, body: String) {
-        let result = try runTool(
-            "/usr/bin/curl", ["--silent", "--max-time", "5", "--write-out", "\n%{http_code}", "http://127.0.0.1:\(web)\(path)"],
-            timeout: .seconds(20))
-        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
-        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        let result = try curl(port: web, "GET", path, maxTime: 5)
+        return (result.status, result.body)
     }
 
     /// A notification over the binary gateway and one over HTTP/2 are accepted.

@@ -1,6 +1,8 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
+@testable import FakeAPNsDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -12,14 +14,12 @@ import Glibc
 final class ControlAPIFloodTests: XCTestCase {
     func testNoThreadSpinsIdleOrWhileSilentClientsOutrunTheDescriptors() throws {
         let limit = 200
-        let daemon = try DaemonProcess(
-            arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"],
-            descriptorLimit: limit)
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, descriptorLimit: limit)
         let start = try daemon.nextJSON()
         let gateway = try XCTUnwrap(start["listeners"]?[0]?["port"]?.intValue)
         let web = try XCTUnwrap(start["listeners"]?[3]?["port"]?.intValue)
         let pid = daemon.process.processIdentifier
-        XCTAssertEqual(try Self.healthStatus(port: web), 200)
+        XCTAssertEqual(try HTTPTestClient(port: web).get("/healthz").status, 200)
 
         let idle = try Self.busiestThread(of: pid, over: .seconds(2))
         XCTAssertLessThanOrEqual(idle.total, 6, "idle, the daemon used \(idle.total) ticks in 2 s")
@@ -48,7 +48,10 @@ final class ControlAPIFloodTests: XCTestCase {
 
         held.forEach { close($0) }
         held = []
-        XCTAssertTrue(eventually(timeout: .seconds(15)) { (try? Self.healthStatus(port: web)) == 200 })
+        let control = HTTPTestClient(port: web)
+        XCTAssertTrue(eventually(timeout: .seconds(15)) {
+            (try? control.get("/healthz", timeout: .seconds(2)).status) == 200
+        })
         let after = try Self.busiestThread(of: pid, over: .seconds(2))
         XCTAssertLessThanOrEqual(after.total, 6, "idle again, the daemon used \(after.total) ticks in 2 s")
         XCTAssertEqual(daemon.stop(), 0)
@@ -73,20 +76,6 @@ final class ControlAPIFloodTests: XCTestCase {
             stopped.withLock { $0 = true }
             done.wait()
         }
-    }
-
-    /// GET /healthz on a connection of its own; its status.
-    private static func healthStatus(port: Int) throws -> Int {
-        let socket = try Socket.connect(host: "127.0.0.1", port: port)
-        defer { close(socket) }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let request = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = recv(socket, &buffer, buffer.count, 0)
-        let line = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     private static func openDescriptors(of pid: Int32) -> Int {

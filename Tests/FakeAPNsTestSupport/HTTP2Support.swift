@@ -3,14 +3,14 @@ import Foundation
 
 extension FakeAPNsServer {
     /// An HTTP/2 client connected to this server's provider API.
-    func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> ProviderAPIClient {
+    package func connectHTTP2(identity: TLSIdentity? = nil, offerALPN: Bool = true) throws -> ProviderAPIClient {
         try ProviderAPIClient(host: configuration.host, port: http2Port!, identity: identity, offerALPN: offerALPN)
     }
 }
 
 extension ProviderAPIClient.Request {
     /// A push to `token` with the usual headers; `extra` are appended as given.
-    static func push(
+    package static func push(
         _ token: DeviceToken = Fixtures.token, topic: String? = "com.example.app", pushType: String? = "alert",
         extra: [(String, String)] = [], body: [UInt8] = Fixtures.alert
     ) -> ProviderAPIClient.Request {
@@ -21,44 +21,18 @@ extension ProviderAPIClient.Request {
     }
 }
 
-/// The repository's root, for files in TestCerts/.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-
-/// Runs a command-line tool to its end; its exit status, standard output and standard error.
-func runTool(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String, error: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read both pipes while the tool runs, so a chatty tool never blocks on a full pipe.
-    let outputData = Mailbox<Data>(noun: "output")
-    let errorData = Mailbox<Data>(noun: "output")
-    Thread { outputData.append(output.fileHandleForReading.readDataToEndOfFile()) }.start()
-    Thread { errorData.append(error.fileHandleForReading.readDataToEndOfFile()) }.start()
-    let out = try outputData.pop(timeout: timeout)
-    let err = try errorData.pop(timeout: timeout)
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-}
-
 /// An HTTP/2 connection taken past the preface and the SETTINGS exchange, and then left to
 /// the test: for what the server does with a connection that sends nothing more, or a part of
 /// a frame. The client session records a GOAWAY.
-final class IdleHTTP2Connection {
-    let tls: TLSClient
-    let session: NGHTTP2Session
+package final class IdleHTTP2Connection {
+    package let tls: TLSClient
+    private let session: NGHTTP2Session
     private let recorder = GoAwayRecorder()
 
     /// GOAWAY's debug data, once the server sent one and ``readToEnd()`` read it.
-    var goAwayDebugData: [UInt8]? { recorder.goAwayDebugData }
+    package var goAwayDebugData: [UInt8]? { recorder.goAwayDebugData }
 
-    init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(15)) throws {
+    package init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(15)) throws {
         tls = try TLSClient(host: host, port: port, readTimeout: timeout, offerHTTP2: true)
         session = try NGHTTP2Session(server: false, delegate: recorder)
         session.submitSettings([])
@@ -70,12 +44,12 @@ final class IdleHTTP2Connection {
     }
 
     /// Reads and processes what the server sends until it closes the connection.
-    func readToEnd() throws {
+    package func readToEnd() throws {
         let bytes = try tls.readToEnd()
         try bytes.withUnsafeBytes { try session.receive($0) }
     }
 
-    func close() {
+    package func close() {
         tls.close()
     }
 

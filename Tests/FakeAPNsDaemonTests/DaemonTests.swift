@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -15,7 +16,7 @@ final class DaemonTests: XCTestCase {
     }
 
     private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonProcess, (gateway: Int, feedback: Int)) {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"] + arguments)
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + arguments)
         let start = try daemon.nextJSON()
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         let gateway = try XCTUnwrap(start["listeners"]?[0])
@@ -49,13 +50,9 @@ final class DaemonTests: XCTestCase {
 
     /// One control API call with curl: status and JSON body.
     private func api(_ method: String, _ path: String, _ body: String? = nil) throws -> (status: Int, json: JSONValue?) {
-        var arguments = ["--silent", "--show-error", "--request", method, "--write-out", "\n%{http_code}"]
-        if let body { arguments += ["--header", "content-type: application/json", "--data", body] }
-        let result = try runTool("/usr/bin/curl", arguments + ["http://127.0.0.1:\(webPort)\(path)"])
-        XCTAssertEqual(result.status, 0, result.error)
-        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
-        let json = lines.dropLast().joined(separator: "\n")
-        return (Int(lines.last ?? "") ?? 0, json.isEmpty ? nil : try? JSONValue(parsing: json))
+        let result = try curl(port: webPort, method, path, json: body)
+        XCTAssertEqual(result.exit, 0, result.error)
+        return (result.status, result.body.isEmpty ? nil : try? JSONValue(parsing: result.body))
     }
 
     func testPrintsOneJSONLinePerAcceptedNotification() throws {
@@ -154,7 +151,7 @@ final class DaemonTests: XCTestCase {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
         try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
@@ -164,13 +161,13 @@ final class DaemonTests: XCTestCase {
         try "\(String(repeating: "ab", count: 100)) com.example.app\n\(String(repeating: "ab", count: 101))\n"
             .write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--devices", file.path])
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2: a token of 101 bytes; APNs takes 1 to 100"), daemon.standardError)
     }
 
     func testServesHTTP2WithTokenAuthenticationFromAJWTKeyFile() throws {
-        let p8 = repositoryRoot.appendingPathComponent("TestCerts/AuthKey_ABC123DEFG.p8").path
+        let p8 = testCertificatePath("AuthKey_ABC123DEFG.p8")
         let (daemon, _) = try startedDaemon(["--jwt-key", "ABC123DEFG:DEF123GHIJ:\(p8)"])
         let client = try ProviderAPIClient(host: "127.0.0.1", port: http2Port)
         let token = try ProviderTokenSigner.sign(keyID: "ABC123DEFG", teamID: "DEF123GHIJ")
@@ -283,7 +280,8 @@ final class DaemonTests: XCTestCase {
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonProcess(
+            arguments: DaemonProcess.freePorts + ["--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
@@ -28,13 +29,8 @@ final class DaemonMemoryTests: XCTestCase {
             try XCTSkipIf(dlsym(nil, runtime) != nil, "resident memory under a sanitizer measures the sanitizer")
         }
         try raiseDescriptorLimit(to: 3 * Self.count + 200)
-        let daemon = try DaemonProcess(arguments: [
-            "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0", "--log-file", "/dev/null",
-        ])
-        let ports = Dictionary(
-            uniqueKeysWithValues: (try daemon.nextJSON()["listeners"]?.arrayValue ?? []).compactMap { listener in
-                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
-            })
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--log-file", "/dev/null"])
+        let ports = try daemon.listeningPorts()
         let gateway = try XCTUnwrap(ports["gateway"])
         let http2 = try XCTUnwrap(ports["http2"])
         let pid = daemon.process.processIdentifier

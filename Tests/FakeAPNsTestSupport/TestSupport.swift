@@ -6,19 +6,19 @@ import Glibc
 #endif
 
 /// Tokens and payloads the tests share.
-enum Fixtures {
-    static let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
-    static let otherToken: DeviceToken = "0102030405060708091011121314151617181920212223242526272829303132"
-    static let alert = Array(#"{"aps":{"alert":"Hello","badge":3,"sound":"default"}}"#.utf8)
+package enum Fixtures {
+    package static let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
+    package static let otherToken: DeviceToken = "0102030405060708091011121314151617181920212223242526272829303132"
+    package static let alert = Array(#"{"aps":{"alert":"Hello","badge":3,"sound":"default"}}"#.utf8)
 
-    static func payload(_ number: Int) -> [UInt8] {
+    package static func payload(_ number: Int) -> [UInt8] {
         Array(#"{"aps":{"alert":"Message \#(number)"},"n":\#(number)}"#.utf8)
     }
 }
 
 extension FakeAPNsServer {
     /// A TLS client connected to this server's gateway.
-    func connectClient(identity: TLSIdentity? = nil, readTimeout: Duration = .seconds(10)) throws -> TLSClient {
+    package func connectClient(identity: TLSIdentity? = nil, readTimeout: Duration = .seconds(10)) throws -> TLSClient {
         try TLSClient(
             host: configuration.host, port: gatewayPort, identity: identity, readTimeout: readTimeout)
     }
@@ -26,30 +26,30 @@ extension FakeAPNsServer {
 
 extension TLSIdentity {
     /// The provider certificate `TestCerts/client.pem` (topic com.example.app).
-    static let testClient = TLSIdentity(
+    package static let testClient = TLSIdentity(
         certificateChainPEM: TestCertificates.clientCertificatePEM, privateKeyPEM: TestCertificates.clientKeyPEM)
-    static let expiredClient = TLSIdentity(
+    package static let expiredClient = TLSIdentity(
         certificateChainPEM: TestCertificates.expiredClientCertificatePEM,
         privateKeyPEM: TestCertificates.expiredClientKeyPEM)
-    static let untrustedClient = TLSIdentity(
+    package static let untrustedClient = TLSIdentity(
         certificateChainPEM: TestCertificates.untrustedClientCertificatePEM,
         privateKeyPEM: TestCertificates.untrustedClientKeyPEM)
 }
 
 /// A plain TCP connection, for clients that never speak TLS properly.
-final class RawConnection {
-    let socket: Int32
+package final class RawConnection {
+    package let socket: Int32
 
-    init(port: Int, host: String = "127.0.0.1") throws {
+    package init(port: Int, host: String = "127.0.0.1") throws {
         socket = try Socket.connect(host: host, port: port)
     }
 
-    func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Waits up to `timeout` for the server to close; true when it did.
-    func waitForClose(timeout: Duration) -> Bool {
+    package func waitForClose(timeout: Duration) -> Bool {
         let deadline = Deadline.after(timeout)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !deadline.hasPassed {
@@ -68,7 +68,7 @@ final class RawConnection {
 
 /// The indices of the connections in `sockets` the server closed (they read the end), waiting until `count` of
 /// them are (or `timeout` passes), and no longer.
-func closedConnections(_ sockets: [Int32], count: Int, timeout: Duration = .seconds(20)) -> Set<Int> {
+package func closedConnections(_ sockets: [Int32], count: Int, timeout: Duration = .seconds(20)) -> Set<Int> {
     var ended = Set<Int>()
     let deadline = Deadline.after(timeout)
     var byte: UInt8 = 0
@@ -85,23 +85,23 @@ func closedConnections(_ sockets: [Int32], count: Int, timeout: Duration = .seco
 
 /// Bytes a socket has sent that its peer has not acknowledged yet (TIOCOUTQ): 0 means, on
 /// loopback, that everything written is in the peer's socket.
-func unsentBytes(_ socket: Int32) -> Int {
+package func unsentBytes(_ socket: Int32) -> Int {
     var count: Int32 = 0
     return ioctl(socket, UInt(TIOCOUTQ), &count) == 0 ? Int(count) : -1
 }
 
 /// Threads of this process, from /proc: for tests that prove nothing is left behind.
-func currentThreadCount() -> Int {
+package func currentThreadCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
 }
 
 /// Open descriptors of this process.
-func openDescriptorCount() -> Int {
+package func openDescriptorCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
 }
 
 /// Polls `condition` until it holds or `timeout` passes; for state that has no event to wait on.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+package func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
     let deadline = Deadline.after(timeout)
     while !deadline.hasPassed {
         if condition() { return true }
