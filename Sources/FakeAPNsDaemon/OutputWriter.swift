@@ -1,4 +1,4 @@
-import Foundation
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +7,7 @@ import Glibc
 /// Writes whole lines to a file descriptor (standard output or the log file), so lines from
 /// several threads never interleave and a reader of a pipe sees each as soon as it is written.
 final class OutputWriter: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     /// The most bytes one system call is given. A blocking write to a pipe returns only once

@@ -223,7 +223,8 @@ enum BareTLS {
 
 /// A one-shot signal between two threads.
 final class Signal: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
+    // Protected by `condition`:
     private var raised = false
     private var failure: (any Error)?
 
@@ -237,7 +238,7 @@ final class Signal: @unchecked Sendable {
 
     /// Waits for `raise`, rethrowing the error it was raised with; false after `seconds`.
     func wait(seconds: Double) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = Deadline.after(.seconds(seconds))
         return try condition.withLock {
             while !raised {
                 if !condition.wait(until: deadline) { return raised }

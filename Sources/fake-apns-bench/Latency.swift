@@ -108,7 +108,7 @@ final class PingPong: @unchecked Sendable {
         let context = try BareTLS.serverContext()
         let listener = try BareTLS.Listener()
         self.listener = listener
-        Thread {
+        try OSThread(name: "ping-pong") {
             do {
                 let connection = try listener.accept(context: context)
                 var frame = [UInt8](repeating: 0, count: frameSize)
@@ -120,7 +120,7 @@ final class PingPong: @unchecked Sendable {
             } catch {
                 FileHandle.standardError.write(Data("fake-apns-bench: ping-pong server: \(error)\n".utf8))
             }
-        }.start()
+        }.detach()
         client = try BareTLS.Connection.connect(port: listener.port, context: try BareTLS.clientContext())
     }
 

@@ -56,7 +56,7 @@ private func referenceStart(frame: [UInt8]) throws -> UInt64 {
     let listener = try BareTLS.Listener()
     let arrived = Signal()
     let size = frame.count
-    Thread {
+    try OSThread(name: "reference") {
         do {
             let connection = try listener.accept(context: context)
             var buffer = [UInt8](repeating: 0, count: size)
@@ -66,7 +66,7 @@ private func referenceStart(frame: [UInt8]) throws -> UInt64 {
         } catch {
             arrived.raise(error)
         }
-    }.start()
+    }.detach()
     let client = try BareTLS.Connection.connect(port: listener.port, context: try BareTLS.clientContext())
     try frame.withUnsafeBytes { try client.write($0) }
     guard try arrived.wait(seconds: 5) else { throw BareTLS.Failure(description: "the reference frame did not arrive") }

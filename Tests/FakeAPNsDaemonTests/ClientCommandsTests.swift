@@ -34,26 +34,10 @@ final class ClientCommandsTests: XCTestCase {
         }
     }
 
-    /// Collects what a command prints, from whichever thread.
-    private final class Capture: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        private var errors: [String] = []
-
-        var output: CommandOutput {
-            CommandOutput(
-                line: { line in self.lock.withLock { self.lines.append(line) } },
-                error: { message in self.lock.withLock { self.errors.append(message) } })
-        }
-
-        func outcome(_ status: Int32) -> Outcome {
-            lock.withLock { Outcome(status: status, lines: lines, errors: errors) }
-        }
-    }
-
     private func send(_ arguments: [String]) -> Outcome {
-        let capture = Capture()
-        return capture.outcome(SendCommand.run(arguments, output: capture.output))
+        let capture = CommandCapture()
+        let status = SendCommand.run(arguments, output: capture.output)
+        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
     }
 
     private func sendHTTP2(_ arguments: [String]) -> Outcome {
@@ -72,8 +56,9 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     private func feedback(_ arguments: [String]) -> Outcome {
-        let capture = Capture()
-        return capture.outcome(FeedbackCommand.run(arguments, output: capture.output))
+        let capture = CommandCapture()
+        let status = FeedbackCommand.run(arguments, output: capture.output)
+        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
     }
 
     // MARK: - HTTP/2

@@ -40,7 +40,7 @@ final class ControlAPIFloodTests: XCTestCase {
         // descriptor reserve as fast as they come.
         let ports = (start["listeners"]?.arrayValue ?? []).compactMap { $0["port"]?.intValue }
         XCTAssertEqual(ports.count, 4)
-        let knocking = ports.map { Knocker(port: $0) }
+        let knocking = try ports.map { try Knocker(port: $0) }
         let flooded = try Self.busiestThread(of: pid, over: .seconds(2))
         knocking.forEach { $0.stop() }
         XCTAssertLessThan(flooded.ticks, 40, "thread \(flooded.name) used \(flooded.ticks) of 200 ticks in 2 s")
@@ -58,23 +58,23 @@ final class ControlAPIFloodTests: XCTestCase {
     }
 
     /// Connects to `port` and closes again, every 5 ms, until stopped.
-    private final class Knocker: @unchecked Sendable {
+    private final class Knocker: Sendable {
         private let stopped = Locked(false)
-        private let done = DispatchSemaphore(value: 0)
+        private let thread: OSThread
 
-        init(port: Int) {
-            Thread { [self] in
+        init(port: Int) throws {
+            let stopped = stopped
+            thread = try OSThread(name: "knocker") {
                 while !stopped.withLock({ $0 }) {
                     if let socket = try? Socket.connect(host: "127.0.0.1", port: port) { close(socket) }
                     usleep(5_000)
                 }
-                done.signal()
-            }.start()
+            }
         }
 
         func stop() {
             stopped.withLock { $0 = true }
-            done.wait()
+            thread.join()
         }
     }
 

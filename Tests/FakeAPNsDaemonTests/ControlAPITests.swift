@@ -78,15 +78,6 @@ final class ControlAPITests: XCTestCase {
             body: payload(text)))
     }
 
-    /// Runs `body` on its own thread; the returned mailbox gets its result.
-    private func inBackground<T: Sendable>(
-        _ body: @escaping @Sendable () throws -> T
-    ) -> Mailbox<Result<T, any Error>> {
-        let result = Mailbox<Result<T, any Error>>(noun: "result")
-        Thread { result.append(Result { try body() }) }.start()
-        return result
-    }
-
     private func alert(_ json: JSONValue?) -> String? {
         json?["payload"]?["aps"]?["alert"]?.stringValue
     }

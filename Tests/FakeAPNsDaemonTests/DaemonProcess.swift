@@ -14,7 +14,6 @@ final class DaemonProcess: @unchecked Sendable {
     /// Standard error, whole.
     private let errorPipe = Pipe()
     private let outputPipe = Pipe()
-    private var reader: Thread?
 
     /// The built executable, in the products directory that holds the test bundle: this test
     /// target depends on `fake-apns`, so building the tests builds it there.
@@ -58,7 +57,7 @@ final class DaemonProcess: @unchecked Sendable {
         try process.run()
         let handle = outputPipe.fileHandleForReading
         let lines = self.lines
-        reader = Thread {
+        try OSThread(name: "daemon-output") {
             var pending = Data()
             while true {
                 let chunk = handle.availableData
@@ -69,8 +68,7 @@ final class DaemonProcess: @unchecked Sendable {
                     pending.removeSubrange(pending.startIndex...newline)
                 }
             }
-        }
-        reader?.start()
+        }.detach()
     }
 
     /// Every listener on a port the system picks, so tests can run in parallel.

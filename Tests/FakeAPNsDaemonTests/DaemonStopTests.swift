@@ -52,10 +52,12 @@ final class DaemonStopTests: XCTestCase {
     }
 
     /// Starts `count` curl requests on threads of their own; the mailbox gets each answer.
-    private func waiters(_ web: Int, _ path: String, count: Int) -> Mailbox<(status: Int, body: String)> {
+    private func waiters(_ web: Int, _ path: String, count: Int) throws -> Mailbox<(status: Int, body: String)> {
         let answers = Mailbox<(status: Int, body: String)>(noun: "answer")
         for _ in 0..<count {
-            Thread { answers.append((try? Self.curl(web, "GET", path)) ?? (-1, "curl did not run")) }.start()
+            try OSThread(name: "curl-waiter") {
+                answers.append((try? Self.curl(web, "GET", path)) ?? (-1, "curl did not run"))
+            }.detach()
         }
         return answers
     }
@@ -69,9 +71,8 @@ final class DaemonStopTests: XCTestCase {
 
     /// Sends enhanced notifications on one connection, as fast as the daemon takes them, until
     /// the connection fails or `stop` is set.
-    private final class Flood: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stopped = false
+    private final class Flood: Sendable {
+        private let stopped = Locked(false)
         let ended = Mailbox<Bool>(noun: "end of the flood")
 
         init(port: Int) throws {
@@ -81,21 +82,21 @@ final class DaemonStopTests: XCTestCase {
                 BinaryEncoder.enhanced(
                     identifier: UInt32(index), token: token, payload: Array(#"{"aps":{"alert":"flood \#(index)"}}"#.utf8))
             }
-            Thread { [self] in
-                while !lock.withLock({ stopped }) {
+            try OSThread(name: "binary-flood") { [self] in
+                while !stopped.withLock({ $0 }) {
                     do { try client.send(chunk) } catch { break }
                 }
                 client.close()
                 ended.append(true)
-            }.start()
+            }.detach()
         }
 
-        func stop() { lock.withLock { stopped = true } }
+        func stop() { stopped.withLock { $0 = true } }
     }
 
     func testSIGTERMAnswersEveryWaitingNext503BeforeExiting() throws {
         let daemon = try started()
-        let answers = waiters(daemon.web, "/api/v1/notifications/next?timeout=60", count: 20)
+        let answers = try waiters(daemon.web, "/api/v1/notifications/next?timeout=60", count: 20)
         XCTAssertTrue(eventually(timeout: .seconds(30)) { self.connectionThreads(daemon.daemon.process.processIdentifier) == 20 })
         XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(5)), 0)
         try expect503(answers, count: 20)
@@ -171,7 +172,7 @@ final class DaemonStopTests: XCTestCase {
         XCTAssertLessThan(held, 3 * 65_536)
 
         // Meanwhile the control API answers, pops, waits, resets.
-        let rejectionWaiters = waiters(daemon.web, "/api/v1/rejections/next?timeout=60", count: 3)
+        let rejectionWaiters = try waiters(daemon.web, "/api/v1/rejections/next?timeout=60", count: 3)
         XCTAssertEqual(try curl(daemon.web, "GET", "/healthz").status, 200)
         let next = try curl(daemon.web, "GET", "/api/v1/notifications/next?timeout=5")
         XCTAssertEqual(next.status, 200, next.body)

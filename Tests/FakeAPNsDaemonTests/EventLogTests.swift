@@ -133,9 +133,9 @@ final class EventLogTests: XCTestCase {
 
         /// Reads on a thread of its own until every writer is closed (a log's, once its writer
         /// thread ends), then closes the pipe.
-        func drain() {
+        func drain() throws {
             close(writeEnd)
-            Thread { [self] in
+            try OSThread(name: "pipe-drain") { [self] in
                 var chunk = [UInt8](repeating: 0, count: 65536)
                 while true {
                     let count = read(readEnd, &chunk, chunk.count)
@@ -143,7 +143,7 @@ final class EventLogTests: XCTestCase {
                     received.withLock { $0 += chunk[..<count] }
                 }
                 close(readEnd)
-            }.start()
+            }.detach()
         }
 
         var lines: Int { received.withLock { $0.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } } }
@@ -151,19 +151,19 @@ final class EventLogTests: XCTestCase {
 
     /// Records `batches` batches of 1,000 notifications on a thread of its own, waiting for
     /// room after each as the server's threads do; counts the batches recorded.
-    private func produce(into log: EventLog, batches: Int) -> (recorded: Locked<Int>, done: Mailbox<Bool>) {
+    private func produce(into log: EventLog, batches: Int) throws -> (recorded: Locked<Int>, done: Mailbox<Bool>) {
         let connection = ConnectionInfo(id: 1, peer: "127.0.0.1:5000", tlsVersion: "TLSv1.3")
         let batch = notifications(1..<1001, connection: connection)
         let recorded = Locked(0)
         let done = Mailbox<Bool>(noun: "end")
-        Thread {
+        try OSThread(name: "log-producer") {
             for _ in 0..<batches {
                 log.record(.accepted(batch))
                 log.waitForRoom()
                 recorded.withLock { $0 += 1 }
             }
             done.append(true)
-        }.start()
+        }.detach()
         return (recorded, done)
     }
 
@@ -187,12 +187,12 @@ final class EventLogTests: XCTestCase {
     func testProducersWaitWhileTheDestinationTakesNothingAndNothingIsDropped() throws {
         let destination = try UnreadPipe()
         let log = try EventLog(output: try destination.writer(), format: .json)
-        let producer = produce(into: log, batches: 200)
+        let producer = try produce(into: log, batches: 200)
         let held = try XCTUnwrap(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
         // The writer's batch and the queue: at most twice the limit, plus the batch that crossed it.
         XCTAssertLessThanOrEqual(held * 1000, 2 * EventLog.backlogLimit + 2000)
         XCTAssertLessThan(held, 200, "the producer was held back")
-        destination.drain()
+        try destination.drain()
         XCTAssertEqual(try producer.done.pop(timeout: .seconds(60)), true)
         XCTAssertNil(log.close())
         XCTAssertTrue(eventually(timeout: .seconds(10)) { destination.lines == 200_000 }, "\(destination.lines) lines")
@@ -201,9 +201,9 @@ final class EventLogTests: XCTestCase {
     func testAStoppingLogGivesUpADestinationThatTakesNothingAndCountsWhatItLost() throws {
         let destination = try UnreadPipe()
         // Reading at last lets the given-up writer finish, so its thread ends.
-        defer { destination.drain() }
+        defer { try? destination.drain() }
         let log = try EventLog(output: try destination.writer(), format: .json, stallLimit: .milliseconds(300))
-        let producer = produce(into: log, batches: 200)
+        let producer = try produce(into: log, batches: 200)
         XCTAssertNotNil(settles { producer.recorded.withLock { $0 } }, "the producer never settled")
         log.prepareToClose()
         XCTAssertEqual(try producer.done.pop(timeout: .seconds(10)), true, "the held producer went on")

@@ -8,24 +8,8 @@ import XCTest
 final class TokenAndCACommandTests: XCTestCase {
     private static let device = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
 
-    /// Collects what a command prints.
-    private final class Capture: @unchecked Sendable {
-        private let lock = NSLock()
-        private var printed: [String] = []
-        private var complained: [String] = []
-
-        var output: CommandOutput {
-            CommandOutput(
-                line: { line in self.lock.withLock { self.printed.append(line) } },
-                error: { message in self.lock.withLock { self.complained.append(message) } })
-        }
-
-        var lines: [String] { lock.withLock { printed } }
-        var errors: [String] { lock.withLock { complained } }
-    }
-
     private func token(_ arguments: [String]) -> (status: Int32, lines: [String], errors: [String]) {
-        let capture = Capture()
+        let capture = CommandCapture()
         let status = TokenCommand.run(arguments, output: capture.output)
         return (status, capture.lines, capture.errors)
     }
@@ -123,13 +107,13 @@ final class TokenAndCACommandTests: XCTestCase {
     }
 
     func testCAPrintsTheBuiltInTestCA() throws {
-        let capture = Capture()
+        let capture = CommandCapture()
         XCTAssertEqual(CACommand.run([], output: capture.output), 0)
         XCTAssertEqual(capture.lines, [TestCertificates.caPEM.trimmingCharacters(in: .newlines)])
         let run = try ChildProcess.shell("fake-apns ca | openssl x509 -noout -subject")
         XCTAssertEqual(run.status, 0, run.errors)
         XCTAssertTrue(run.output.contains("FakeAPNs Test CA"), run.output)
-        let bogus = Capture()
+        let bogus = CommandCapture()
         XCTAssertEqual(CACommand.run(["--bogus"], output: bogus.output), 64)
         XCTAssertTrue(bogus.errors.joined().contains("--bogus"), "\(bogus.errors)")
     }
@@ -143,7 +127,7 @@ final class TokenAndCACommandTests: XCTestCase {
         for option in ["--key ", "--key-id ", "--team-id ", "--issued-at ", "--help "] {
             XCTAssertTrue(help.lines.joined().contains(option), option)
         }
-        let ca = Capture()
+        let ca = CommandCapture()
         XCTAssertEqual(CACommand.run(["--help"], output: ca.output), 0)
         XCTAssertTrue(ca.lines.joined().contains("Usage: fake-apns ca"))
     }

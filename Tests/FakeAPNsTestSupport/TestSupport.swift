@@ -110,3 +110,24 @@ package func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool
     }
     return condition()
 }
+
+/// Runs `body` on a thread of its own (an ``OSThread``, detached: a body that never returns
+/// holds only its thread) and returns at once; the mailbox gets what `body` returned or threw,
+/// or why the thread did not start, so the test waits for it with a deadline.
+///
+/// ```swift
+/// let answer = inBackground("next") { try http.get("/api/v1/notifications/next") }
+/// try server.send(notification)
+/// XCTAssertEqual(try answer.pop(timeout: .seconds(10)).get().status, 200)
+/// ```
+package func inBackground<T: Sendable>(
+    _ name: String = "in-background", stackSize: Int = 512 * 1024, _ body: @escaping @Sendable () throws -> T
+) -> Mailbox<Result<T, any Error>> {
+    let result = Mailbox<Result<T, any Error>>(noun: "result of \(name)")
+    do {
+        try OSThread(name: name, stackSize: stackSize) { result.append(Result { try body() }) }.detach()
+    } catch {
+        result.append(.failure(error))
+    }
+    return result
+}

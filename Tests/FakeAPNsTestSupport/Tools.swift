@@ -39,12 +39,10 @@ package func runTool(
     process.standardError = error
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let outputData = Mailbox<Data>(noun: "output")
-    let errorData = Mailbox<Data>(noun: "output")
-    Thread { outputData.append(output.fileHandleForReading.readDataToEndOfFile()) }.start()
-    Thread { errorData.append(error.fileHandleForReading.readDataToEndOfFile()) }.start()
-    let out: Data
-    let err: Data
+    let outputData = inBackground("tool-output") { output.fileHandleForReading.readDataToEndOfFile() }
+    let errorData = inBackground("tool-error") { error.fileHandleForReading.readDataToEndOfFile() }
+    let out: Result<Data, any Error>
+    let err: Result<Data, any Error>
     do {
         out = try outputData.pop(timeout: timeout)
         err = try errorData.pop(timeout: timeout)
@@ -52,11 +50,14 @@ package func runTool(
         // The pipes stay open while the tool runs: kill it, then read what it had written.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let written = (try? errorData.pop(timeout: .seconds(5))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let written = (try? errorData.pop(timeout: .seconds(5)).get()).map { String(decoding: $0, as: UTF8.self) } ?? ""
         throw ToolTimeout(description: "\(tool) \(arguments) still ran after \(timeout); it wrote: \(written)")
     }
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: try out.get(), as: UTF8.self),
+        String(decoding: try err.get(), as: UTF8.self)
+    )
 }
 
 /// A tool that ran past its timeout, with what it had written to standard error.

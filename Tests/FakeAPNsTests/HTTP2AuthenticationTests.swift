@@ -20,6 +20,26 @@ final class HTTP2AuthenticationTests: XCTestCase {
         [("authorization", "bearer \(token)")]
     }
 
+    /// A provider identity of `TestCerts/`, from its files as a user would load it.
+    private static func identity(_ name: String) throws -> TLSIdentity {
+        try TLSIdentity(
+            certificateFile: testCertificatePath("\(name).pem"), privateKeyFile: testCertificatePath("\(name).key"))
+    }
+
+    /// Certificate authentication on a server whose client certificates must chain to
+    /// `trustedCAs` (files of `TestCerts/`, as `--trusted-ca` reads them), asked for in `mode`;
+    /// the handshake failures it reports go to `failures`.
+    private func startTrusting(
+        _ trustedCAs: [String], mode: ClientCertificatePolicy.Mode, failures: Mailbox<String>
+    ) throws {
+        let pem = try trustedCAs.map { try String(contentsOfFile: testCertificatePath($0), encoding: .utf8) }.joined()
+        server = try FakeAPNsServer.started(configuration: .init(
+            authentication: .certificate, clientCertificates: ClientCertificatePolicy(mode: mode, trustedCAsPEM: pem),
+            onEvent: { event in
+                if case .handshakeFailed(_, .http2, let reason) = event { failures.append(reason) }
+            }))
+    }
+
     // MARK: - Certificates
 
     func testCertificateTopicsDecideWhatIsAllowed() throws {
@@ -43,11 +63,46 @@ final class HTTP2AuthenticationTests: XCTestCase {
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).topic, "com.example.sandbox")
     }
 
-    func testNoCertificateIsMissingProviderToken() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+    func testCertificateAuthenticationAsksForACertificateThoughTheTLSPolicyIsOff() throws {
+        server = try FakeAPNsServer.started(
+            configuration: .init(authentication: .certificate, clientCertificates: .off))
         let response = try server.connectHTTP2().send(.push())
         XCTAssertEqual(response.status, 403)
         XCTAssertEqual(response.reason, "MissingProviderToken")
+        XCTAssertEqual(try server.connectHTTP2(identity: try Self.identity("client")).send(.push()).status, 200)
+        let notification = try server.notifications.pop(timeout: .seconds(5))
+        XCTAssertEqual(notification.connection.clientCertificate?.topic, "com.example.app")
+    }
+
+    func testCertificateAuthenticationRefusesACertificateTheConfiguredCAsDidNotSign() throws {
+        for mode in [ClientCertificatePolicy.Mode.off, .optional] {
+            let failures = Mailbox<String>(noun: "handshake failure")
+            try startTrusting(["untrusted-ca.pem"], mode: mode, failures: failures)
+            // A TLS 1.3 client sends its certificate after the handshake's end as it sees it, so
+            // it connects, and learns of the refusal on its first request: an "unknown CA" alert
+            // read, or a write to the connection the server has closed.
+            let refused = try server.connectHTTP2(identity: try Self.identity("client"))
+            XCTAssertThrowsError(try refused.send(.push()), "\(mode)") { error in
+                XCTAssertTrue(error is TLSError, "\(mode): \(error)")
+            }
+            let reason = try failures.pop(timeout: .seconds(10))
+            XCTAssertTrue(reason.contains("certificate verify failed"), "\(mode): \(reason)")
+            XCTAssertEqual(server.notifications.count, 0, "\(mode)")
+            let untrusted = try server.connectHTTP2(identity: try Self.identity("client-untrusted"))
+            XCTAssertEqual(try untrusted.send(.push(topic: "com.example.untrusted")).status, 200, "\(mode)")
+            server.stop()
+        }
+    }
+
+    func testCertificateAuthenticationAcceptsACertificateOfAnyConfiguredCA() throws {
+        for mode in [ClientCertificatePolicy.Mode.off, .optional] {
+            try startTrusting(["untrusted-ca.pem", "ca.pem"], mode: mode, failures: Mailbox(noun: "handshake failure"))
+            let client = try server.connectHTTP2(identity: try Self.identity("client"))
+            XCTAssertEqual(try client.send(.push()).status, 200, "\(mode)")
+            let untrusted = try server.connectHTTP2(identity: try Self.identity("client-untrusted"))
+            XCTAssertEqual(try untrusted.send(.push(topic: "com.example.untrusted")).status, 200, "\(mode)")
+            server.stop()
+        }
     }
 
     func testSandboxCertificateOnAProductionServerIsBadCertificateEnvironment() throws {

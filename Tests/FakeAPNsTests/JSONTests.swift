@@ -1,5 +1,5 @@
+import FakeAPNsTestSupport
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import FakeAPNs
@@ -383,20 +383,13 @@ final class JSONTests: XCTestCase {
     func testDeepestAcceptedValueParsesSerializesComparesAndFreesOnA1MBStack() {
         let depth = JSONValue.maximumNestingDepth
         let text = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
-        let finished = expectation(description: "worker thread finished")
-        let serialized = Mutex<String?>(nil)
-        let thread = Thread {
-            if let value = try? JSONValue(parsing: text), value == (try? JSONValue(parsing: text)) {
-                var hasher = Hasher()
-                value.hash(into: &hasher)
-                serialized.withLock { $0 = value.serialized() }
-            }
-            finished.fulfill()
+        let serialized = inBackground("deep-json", stackSize: 1 << 20) { () -> String? in
+            guard let value = try? JSONValue(parsing: text), value == (try? JSONValue(parsing: text)) else { return nil }
+            var hasher = Hasher()
+            value.hash(into: &hasher)
+            return value.serialized()
         }
-        thread.stackSize = 1 << 20
-        thread.start()
-        wait(for: [finished], timeout: 10)
-        XCTAssertEqual(serialized.withLock { $0 }, text)
+        XCTAssertEqual(try serialized.pop(timeout: .seconds(10)).get(), text)
     }
 
     func testRejectsNestingOneLevelBeyondTheLimit() {

@@ -90,12 +90,9 @@ final class LoadTests: XCTestCase {
                 let half = try RawConnection(port: server.gatewayPort)
                 half.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03])
             }
-            let flooded = Mailbox<Int>(noun: "finished flood")
-            let flood = Thread {
+            let flooded = inBackground("connect-flood") {
                 for _ in 0..<100 { _ = try? server.connectClient().close() }
-                flooded.append(1)
             }
-            flood.start()
 
             let client = try server.connectClient()
             for round in 1...50 {
@@ -110,7 +107,7 @@ final class LoadTests: XCTestCase {
             XCTAssertLessThan(ContinuousClock.now - accepted, .seconds(1), "a new client still connects at once")
             // The flood ends before the test does: a thread still running when the test process
             // exits would crash it.
-            XCTAssertEqual(try flooded.pop(timeout: .seconds(30)), 1)
+            XCTAssertNoThrow(try flooded.pop(timeout: .seconds(30)).get())
             withExtendedLifetime((garbage, silent, stalled, late)) {}
         }
     }
@@ -124,16 +121,12 @@ final class LoadTests: XCTestCase {
         _ = try warmUp.notifications.pop(timeout: .seconds(5))
         warmUp.stop()
         warmClient.close()
-        let warmed = Mailbox<Int>(noun: "warm-up")
-        Thread { warmed.append(1) }.start()
-        _ = try warmed.pop(timeout: .seconds(5))
+        try inBackground("warm-up") {}.pop(timeout: .seconds(5)).get()
         let threads = currentThreadCount()
         let descriptors = openDescriptorCount()
         let server = try FakeAPNsServer.started()
-        let finished = Mailbox<Int>(noun: "finished sender")
         let senders = (0..<4).map { worker in
-            Thread {
-                defer { finished.append(worker) }
+            inBackground("load-sender") {
                 // A client whose writes give up soon after the server is gone.
                 guard let client = try? server.connectClient(readTimeout: .seconds(2)) else { return }
                 let frames = (0..<500).flatMap {
@@ -143,13 +136,12 @@ final class LoadTests: XCTestCase {
                 client.close()
             }
         }
-        senders.forEach { $0.start() }
         XCTAssertTrue(eventually { server.notifications.totalArrived > 5000 })
         let started = ContinuousClock.now
         server.stop()
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
         // The senders see their connections end and close their own sockets.
-        XCTAssertEqual(try finished.pop(count: 4, timeout: .seconds(10)).count, 4)
+        for sender in senders { XCTAssertNoThrow(try sender.pop(timeout: .seconds(10)).get()) }
         XCTAssertTrue(eventually { currentThreadCount() <= threads }, "threads: \(currentThreadCount()) after, \(threads) before")
         XCTAssertTrue(eventually { openDescriptorCount() <= descriptors }, "descriptors: \(openDescriptorCount()) after, \(descriptors) before")
     }

@@ -20,18 +20,18 @@ final class MailboxTests: XCTestCase {
 
     func testBlockingPopWakesWhenAnItemArrivesFromAnotherThread() throws {
         let box = mailbox()
-        let producer = Thread { box.append(7) }
-        producer.start()
+        let producer = try OSThread(name: "producer") { box.append(7) }
         XCTAssertEqual(try box.pop(timeout: .seconds(5)), 7)
+        producer.join()
     }
 
     func testPopCountWaitsForTheWholeCount() throws {
         let box = mailbox()
-        let producer = Thread {
+        let producer = try OSThread(name: "producer") {
             for value in 1...5 { box.append(value) }
         }
-        producer.start()
         XCTAssertEqual(try box.pop(count: 5, timeout: .seconds(5)), [1, 2, 3, 4, 5])
+        producer.join()
     }
 
     func testPopMatchingTakesTheFirstMatchAndLeavesTheRest() throws {

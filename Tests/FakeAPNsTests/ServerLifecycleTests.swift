@@ -134,11 +134,7 @@ final class ServerLifecycleTests: XCTestCase {
         for _ in 0..<20 { try sendSome() }
         // Those 4,000 are in the server's socket before the stop, so they were received.
         XCTAssertTrue(eventually { unsentBytes(client.stream.socket) == 0 })
-        let stopped = Mailbox<Duration>(noun: "stop")
-        Thread {
-            let clock = ContinuousClock()
-            stopped.append(clock.measure { server.stop() })
-        }.start()
+        let stopped = inBackground("stop") { ContinuousClock().measure { server.stop() } }
         // Keep sending until the server has answered (or stopped listening to us).
         var answer: [UInt8] = []
         while answer.count < 6 {
@@ -149,7 +145,7 @@ final class ServerLifecycleTests: XCTestCase {
             }
             do { try sendSome() } catch { answer = (try? client.readToEnd()) ?? []; break }
         }
-        XCTAssertLessThan(try stopped.pop(timeout: .seconds(10)), .seconds(2), "stop() took too long")
+        XCTAssertLessThan(try stopped.pop(timeout: .seconds(10)).get(), .seconds(2), "stop() took too long")
         XCTAssertEqual(Array(answer.prefix(2)), [8, 10], "status 10")
         let last = answer.count >= 6 ? answer[2..<6].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } : 0
         let queued = server.notifications.removeAll().map(\.identifier)

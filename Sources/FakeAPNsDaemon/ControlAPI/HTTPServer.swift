@@ -90,7 +90,7 @@ final class HTTPServer: @unchecked Sendable {
     /// handler runs, so a handler may wait longer than this.
     let idleTimeout: Int
 
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     // Protected by `lock`:
     private var running: OpaquePointer?
     private var retained: Unmanaged<Box>?

@@ -64,18 +64,8 @@ struct PythonH2Run: Decodable, Sendable {
     /// Starts ``run(_:against:_:timeout:)`` on a thread; the mailbox gets its outcome.
     static func start(
         _ mode: String, against server: FakeAPNsServer, _ arguments: [String] = []
-    ) -> Mailbox<Result<PythonH2Run, PythonH2Error>> {
-        let outcome = Mailbox<Result<PythonH2Run, PythonH2Error>>(noun: "client run")
-        Thread {
-            do {
-                outcome.append(.success(try run(mode, against: server, arguments)))
-            } catch let error as PythonH2Error {
-                outcome.append(.failure(error))
-            } catch {
-                outcome.append(.failure(PythonH2Error(description: "\(error)")))
-            }
-        }.start()
-        return outcome
+    ) -> Mailbox<Result<PythonH2Run, any Error>> {
+        inBackground("h2_client.py") { try run(mode, against: server, arguments) }
     }
 
     /// The request numbers of queued notifications, from their `apns-id`s, in queue order.
