@@ -115,12 +115,16 @@ final class ConnectionLimitTests: XCTestCase {
         let sockets = (0..<30).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         defer { sockets.forEach { close($0) } }
         XCTAssertTrue(sockets.allSatisfy { $0 >= 0 })
+        Self.warmUpDispatchTimers()
         var saved = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
         var lowered = saved
         lowered.rlim_cur = rlim_t(Self.limitLeaving(free: 5))
         XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        var accounted = false
+        var refused = 0
         var ended = 0
+        var descriptors = ""
         do {
             defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
             var address = sockaddr_in()
@@ -135,13 +139,22 @@ final class ConnectionLimitTests: XCTestCase {
                 }
                 XCTAssertEqual(connected, 0, String(cString: strerror(errno)))
             }
-            ended = closedConnections(sockets, count: 25, timeout: .seconds(10)).count
-            XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } >= ended })
+            // Other threads of the process may hold a descriptor for a moment meanwhile (a new
+            // thread's first allocation reads a file), so how many are served is not exact;
+            // what is, is that none is left waiting: each is served or refused.
+            accounted = eventually(timeout: .seconds(10)) {
+                refusals.withLock { $0.count } + server.openConnectionCount == sockets.count
+            }
+            refused = refusals.withLock { $0.count }
+            ended = closedConnections(sockets, count: refused, timeout: .seconds(10)).count
+            if !accounted { descriptors = Self.openDescriptorTargets() }
         }
-        XCTAssertGreaterThanOrEqual(
-            ended, 25,
-            "5 descriptors were free, so at least 25 connections were closed; \(server.openConnectionCount) are open; "
-                + "descriptors: \(Self.openDescriptorTargets())")
+        XCTAssertTrue(
+            accounted,
+            "every connection is served or refused: \(refused) refused, \(server.openConnectionCount) open; "
+                + "descriptors: \(descriptors)")
+        XCTAssertGreaterThanOrEqual(refused, 20, "about 5 descriptors were free, so most connections are refused")
+        XCTAssertEqual(ended, refused, "each refused connection sees the end")
         for (_, reason) in refusals.withLock({ $0 }) {
             XCTAssertEqual(reason.cause, "no-descriptor", "\(reason)")
             XCTAssertEqual(reason, .noDescriptor(String(cString: strerror(EMFILE))))
@@ -151,8 +164,15 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 9)
     }
 
+    /// Has Dispatch run a timer, so that the descriptor its timer thread opens for the first
+    /// one (lazily, on that thread: late on a busy machine, where XCTest's own timer for the
+    /// test's run may not have been armed yet) is open before descriptors run out.
+    private static func warmUpDispatchTimers() {
+        let fired = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { fired.signal() }
+        XCTAssertEqual(fired.wait(timeout: .now() + .seconds(10)), .success, "a Dispatch timer fires")
+    }
 
-    /// The descriptor limit under which exactly `free` descriptor numbers are not in use.
     /// What each open descriptor of this process is, for a failure message.
     private static func openDescriptorTargets() -> String {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -161,6 +181,7 @@ final class ConnectionLimitTests: XCTestCase {
         }.joined(separator: " ")
     }
 
+    /// The descriptor limit under which exactly `free` descriptor numbers are not in use.
     private static func limitLeaving(free: Int) -> Int {
         var limit = 0
         var unused = 0
