@@ -101,6 +101,19 @@ final class ConnectionLimitTests: XCTestCase {
     /// With no descriptor left in the process, the listener takes a waiting connection with its
     /// spare descriptor and closes it, instead of leaving it in the backlog.
     func testWithNoDescriptorLeftWaitingConnectionsAreClosedNotLeftWaiting() throws {
+        try assertWaitingConnectionsAreClosedWithNoDescriptorLeft(whileAnotherThreadOpensDescriptors: false)
+    }
+
+    /// Another thread that opens and closes descriptors meanwhile may take the number the
+    /// listener frees for a refusal, and the spare with it; the listener gets a spare back as
+    /// soon as a descriptor is free and goes on draining.
+    func testWaitingConnectionsAreClosedWhileAnotherThreadTakesDescriptorsForAMoment() throws {
+        try assertWaitingConnectionsAreClosedWithNoDescriptorLeft(whileAnotherThreadOpensDescriptors: true)
+    }
+
+    private func assertWaitingConnectionsAreClosedWithNoDescriptorLeft(
+        whileAnotherThreadOpensDescriptors takingDescriptors: Bool
+    ) throws {
         let (server, refusals) = try started { $0.reservedDescriptors = 0 }
         defer { server.stop() }
         let port = server.gatewayPort
@@ -121,6 +134,13 @@ final class ConnectionLimitTests: XCTestCase {
         var lowered = saved
         lowered.rlim_cur = rlim_t(Self.limitLeaving(free: 5))
         XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        let stopTaking = Locked(false)
+        let taker = takingDescriptors ? try OSThread(name: "descriptor-taker") {
+            while !stopTaking.withLock({ $0 }) {
+                let taken = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                if taken >= 0 { close(taken) }
+            }
+        } : nil
         var accounted = false
         var refused = 0
         var ended = 0
@@ -148,6 +168,8 @@ final class ConnectionLimitTests: XCTestCase {
             refused = refusals.withLock { $0.count }
             ended = closedConnections(sockets, count: refused, timeout: .seconds(10)).count
             if !accounted { descriptors = Self.openDescriptorTargets() }
+            stopTaking.withLock { $0 = true }
+            taker?.join()
         }
         XCTAssertTrue(
             accounted,

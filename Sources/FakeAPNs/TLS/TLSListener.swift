@@ -247,7 +247,7 @@ final class TLSListener: @unchecked Sendable {
             return true
         }
         if let refusal = budget.admit(client, listenerHeld: openConnectionCount) {
-            refuse(client, refusal) { close($0) }
+            refuse(client, refusal)
             return true
         }
         Socket.setNoDelay(client)
@@ -257,7 +257,7 @@ final class TLSListener: @unchecked Sendable {
             stream = try TLSStream(acceptedSocket: client, context: context)
         } catch {
             budget.release()
-            refuse(client, .noTLSState("\(error)")) { close($0) }
+            refuse(client, .noTLSState("\(error)"))
             return true
         }
         joinFinished()
@@ -299,7 +299,7 @@ final class TLSListener: @unchecked Sendable {
 
     /// Closes a connection just accepted with `closing` and reports why (the report may wait
     /// for the event log, so it comes last).
-    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, closing: (Int32) -> Void) {
+    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, closing: (Int32) -> Void = { close($0) }) {
         let peer = Socket.peerAddress(of: client)
         closing(client)
         onRefusal(peer, refusal)
