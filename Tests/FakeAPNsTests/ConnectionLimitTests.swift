@@ -134,19 +134,18 @@ final class ConnectionLimitTests: XCTestCase {
         var lowered = saved
         lowered.rlim_cur = rlim_t(Self.limitLeaving(free: 5))
         XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
-        let stopTaking = Locked(false)
-        let taker = takingDescriptors ? try OSThread(name: "descriptor-taker") {
-            while !stopTaking.withLock({ $0 }) {
-                let taken = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                if taken >= 0 { close(taken) }
-            }
-        } : nil
         var accounted = false
         var refused = 0
         var ended = 0
-        var descriptors = ""
         do {
             defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+            let stopTaking = Locked(false)
+            let taker = takingDescriptors ? try OSThread(name: "descriptor-taker") {
+                while !stopTaking.withLock({ $0 }) {
+                    let taken = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    if taken >= 0 { close(taken) }
+                }
+            } : nil
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -167,14 +166,13 @@ final class ConnectionLimitTests: XCTestCase {
             }
             refused = refusals.withLock { $0.count }
             ended = closedConnections(sockets, count: refused, timeout: .seconds(10)).count
-            if !accounted { descriptors = Self.openDescriptorTargets() }
             stopTaking.withLock { $0 = true }
             taker?.join()
         }
         XCTAssertTrue(
             accounted,
             "every connection is served or refused: \(refused) refused, \(server.openConnectionCount) open; "
-                + "descriptors: \(descriptors)")
+                + "descriptors: \(accounted ? "" : Self.openDescriptorTargets())")
         XCTAssertGreaterThanOrEqual(refused, 20, "about 5 descriptors were free, so most connections are refused")
         XCTAssertEqual(ended, refused, "each refused connection sees the end")
         for (_, reason) in refusals.withLock({ $0 }) {
@@ -186,9 +184,10 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 9)
     }
 
-    /// Has Dispatch run a timer, so that the descriptor its timer thread opens for the first
-    /// one (lazily, on that thread: late on a busy machine, where XCTest's own timer for the
-    /// test's run may not have been armed yet) is open before descriptors run out.
+    /// Has Dispatch run a timer, so that the descriptor its timer thread opens for the first one
+    /// is open before descriptors run out: XCTest arms a timer as each test starts, but that
+    /// thread opens the descriptor only when it gets to run, on a busy machine well into the
+    /// test.
     private static func warmUpDispatchTimers() {
         let fired = DispatchSemaphore(value: 0)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { fired.signal() }
