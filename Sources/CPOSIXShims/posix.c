@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CPOSIXShims.h"
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -11,6 +12,10 @@
 
 int fakeapns_accept(int socket) {
     return accept4(socket, NULL, NULL, SOCK_CLOEXEC);
+}
+
+int fakeapns_duplicate_over(int source, int target) {
+    return dup3(source, target, O_CLOEXEC);
 }
 
 int fakeapns_eventfd(void) {

@@ -6,6 +6,10 @@
 /// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
 int fakeapns_accept(int socket);
 
+/// dup3 with close-on-exec: makes `target` a copy of `source`, closing what it was, without
+/// ever leaving the number free.
+int fakeapns_duplicate_over(int source, int target);
+
 /// A close-on-exec eventfd, for waking a thread blocked in poll.
 int fakeapns_eventfd(void);
 

@@ -105,7 +105,7 @@ final class TLSListener: @unchecked Sendable {
             close(socket)
             throw SocketError("creating the listener's wake-up descriptor")
         }
-        let spare = Self.openSpareDescriptor()
+        let spare = SpareDescriptor.copy(of: wake)
         guard spare >= 0 else {
             let error = SocketError("opening the \(name) listener's spare descriptor")
             [socket, wake].forEach { close($0) }
@@ -193,12 +193,10 @@ final class TLSListener: @unchecked Sendable {
         remaining.forEach { $0.join() }
     }
 
-    /// Accepts until woken by `beginStop()`. `spare` is a descriptor held in reserve: when the
-    /// process has none left, closing it lets one waiting connection be accepted and closed,
-    /// so its client learns at once.
+    /// Accepts until woken by `beginStop()`. `spare` is a descriptor held in reserve (see
+    /// `SpareDescriptor`), a copy of `wake`.
     private func acceptLoop(socket: Int32, wake: Int32, spare: Int32) {
-        var spare = spare
-        defer { if spare >= 0 { close(spare) } }
+        var spare = SpareDescriptor(spare, copying: wake)
         var descriptors = [
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
             pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
@@ -227,7 +225,7 @@ final class TLSListener: @unchecked Sendable {
     /// Accepts one connection and starts it, or refuses it. False when accepting failed for
     /// want of resources (no descriptor, even the spare; no kernel memory), so the caller backs
     /// off.
-    private func accept(from socket: Int32, spare: inout Int32) -> Bool {
+    private func accept(from socket: Int32, spare: inout SpareDescriptor) -> Bool {
         let client = fakeapns_accept(socket)
         guard client >= 0 else {
             switch errno {
@@ -240,7 +238,14 @@ final class TLSListener: @unchecked Sendable {
                 return true
             }
         }
-        if spare < 0 { spare = Self.openSpareDescriptor() }
+        // Without its spare the listener could not take the next connection when descriptors
+        // run out, and that one would wait in the backlog: so a spare lost to another thread
+        // (see `refuseWithSpare`) comes first, and when no descriptor is left for it, this
+        // connection's becomes the spare.
+        guard spare.restore() else {
+            refuse(client, .noDescriptor(String(cString: strerror(errno)))) { spare.close(replacing: $0) }
+            return true
+        }
         if let refusal = budget.admit(client, listenerHeld: openConnectionCount) {
             refuse(client, refusal)
             return true
@@ -274,35 +279,30 @@ final class TLSListener: @unchecked Sendable {
         return true
     }
 
-    /// With no descriptor left in the process: gives up the spare one for a moment to accept
-    /// the connection waiting and close it. False when even that found no descriptor.
-    private func refuseWithSpare(from socket: Int32, spare: inout Int32, reason: String) -> Bool {
-        guard spare >= 0 else {
-            spare = Self.openSpareDescriptor()
-            return false
-        }
-        close(spare)
+    /// With no descriptor left in the process: gives up the spare one to accept the connection
+    /// waiting and close it. False when even that found no descriptor: another thread of the
+    /// process took the number between its release and the accept (a thread's first allocation
+    /// reads the processor count from a file; a runtime opens its timer descriptor lazily), so
+    /// the spare is lost until a descriptor is free again.
+    private func refuseWithSpare(from socket: Int32, spare: inout SpareDescriptor, reason: String) -> Bool {
+        guard spare.restore() else { return false }
+        spare.release()
         let client = fakeapns_accept(socket)
         let code = errno
         guard client >= 0 else {
-            spare = Self.openSpareDescriptor()
+            _ = spare.restore()
             return code != EMFILE && code != ENFILE && code != ENOBUFS && code != ENOMEM
         }
-        refuse(client, .noDescriptor(reason)) { spare = Self.openSpareDescriptor() }
+        refuse(client, .noDescriptor(reason)) { spare.close(replacing: $0) }
         return true
     }
 
-    /// Closes a connection just accepted and reports why; `afterClosing` runs between the two
-    /// (before the report, which may wait for the event log).
-    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, afterClosing: () -> Void = {}) {
+    /// Closes a connection just accepted with `closing` and reports why (the report may wait
+    /// for the event log, so it comes last).
+    private func refuse(_ client: Int32, _ refusal: ConnectionRefusal, closing: (Int32) -> Void = { close($0) }) {
         let peer = Socket.peerAddress(of: client)
-        close(client)
-        afterClosing()
+        closing(client)
         onRefusal(peer, refusal)
-    }
-
-    private static func openSpareDescriptor() -> Int32 {
-        open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private func joinFinished() {
@@ -358,6 +358,55 @@ final class TLSListener: @unchecked Sendable {
 
     /// Connections at once that count as a burst worth giving memory back after.
     private static let burstSize = 128
+}
+
+/// A descriptor number a listener holds in reserve, so that with none left in the process it can
+/// still take a waiting connection, only to close it, and its client learns at once instead of
+/// waiting in the backlog. It is a copy of another descriptor (the listener's wake-up one): a
+/// copy needs no open file of its own, so one can be had even when the system's file table is
+/// full; and a connection taken with the spare's number is closed by copying over it, so the
+/// number is never free for another thread to take before the spare holds it again.
+private struct SpareDescriptor: ~Copyable {
+    private let source: Int32
+    private var number: Int32
+
+    /// A new copy of `source`, or -1 when the process has no descriptor left.
+    static func copy(of source: Int32) -> Int32 {
+        fcntl(source, F_DUPFD_CLOEXEC, 0)
+    }
+
+    /// Takes `number` (a copy of `source`, or -1) in charge.
+    init(_ number: Int32, copying source: Int32) {
+        self.source = source
+        self.number = number
+    }
+
+    deinit {
+        if number >= 0 { Glibc.close(number) }
+    }
+
+    /// Holds a number again if it had lost its own. False (with `errno` saying why) when the
+    /// process has none left.
+    mutating func restore() -> Bool {
+        if number < 0 { number = Self.copy(of: source) }
+        return number >= 0
+    }
+
+    /// Frees the number for the one accept that follows.
+    mutating func release() {
+        Glibc.close(number)
+        number = -1
+    }
+
+    /// Closes `client`, a connection accepted with the spare's number or the last one free, and
+    /// keeps its number as the spare, which has none then.
+    mutating func close(replacing client: Int32) {
+        if fakeapns_duplicate_over(source, client) == client {
+            number = client
+        } else {
+            Glibc.close(client)
+        }
+    }
 }
 
 /// Numbers connections from 1, across every listener of one server.
