@@ -1,15 +1,18 @@
 public import FakeAPNs
 
 extension Mailbox {
-    /// Pops the next item, or records a failure (in XCTest or Swift Testing, whichever runs)
-    /// that says what arrived instead, and returns nil.
+    /// Pops the next item, blocking the thread, or records a failure (in XCTest or Swift
+    /// Testing, whichever runs) that says what arrived instead, and returns nil. The async
+    /// twin is ``expectNext(timeout:fileID:filePath:line:column:)``, as ``Mailbox/pop(timeout:)``
+    /// is to ``Mailbox/next(timeout:)``.
     ///
     /// ```swift
-    /// let notification = server.notifications.expectNext()               // XCTest
-    /// let notification = await server.notifications.expectNext()         // Swift Testing
+    /// let notification = server.notifications.expectPop()               // XCTest
+    /// let notification = await server.notifications.expectNext()        // async, Swift Testing
     /// ```
     @discardableResult
-    public func expectNext(
+    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
+    public func expectPop(
         timeout: Duration = defaultTimeout,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Element? {
@@ -18,7 +21,7 @@ extension Mailbox {
         }
     }
 
-    /// Pops the next item, or records a failure that says what arrived instead, and returns nil.
+    /// Awaits the next item, or records a failure that says what arrived instead, and returns nil.
     @discardableResult
     public func expectNext(
         timeout: Duration = defaultTimeout,
@@ -29,10 +32,12 @@ extension Mailbox {
         }
     }
 
-    /// Pops the first item matching `predicate`, or records a failure (saying it awaited
-    /// `description`, as ``Mailbox/pop(timeout:awaiting:where:)`` does) and returns nil.
+    /// Pops the first item matching `predicate`, blocking the thread, or records a failure
+    /// (saying it awaited `description`, as ``Mailbox/pop(timeout:awaiting:where:)`` does) and
+    /// returns nil.
     @discardableResult
-    public func expectNext(
+    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
+    public func expectPop(
         timeout: Duration = defaultTimeout, awaiting description: String? = nil,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         where predicate: @escaping @Sendable (Element) -> Bool
@@ -42,8 +47,8 @@ extension Mailbox {
         }
     }
 
-    /// Pops the first item matching `predicate`, or records a failure (saying it awaited
-    /// `description`, as ``Mailbox/pop(timeout:awaiting:where:)`` does) and returns nil.
+    /// Awaits the first item matching `predicate`, or records a failure (saying it awaited
+    /// `description`, as ``Mailbox/next(timeout:awaiting:where:)`` does) and returns nil.
     @discardableResult
     public func expectNext(
         timeout: Duration = defaultTimeout, awaiting description: String? = nil,
@@ -55,9 +60,10 @@ extension Mailbox {
         }
     }
 
-    /// Pops `count` items, or records a failure and returns nothing.
+    /// Pops `count` items, blocking the thread, or records a failure and returns nothing.
     @discardableResult
-    public func expect(
+    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
+    public func expectPop(
         count: Int, timeout: Duration = defaultTimeout,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> [Element] {
@@ -66,15 +72,49 @@ extension Mailbox {
         } ?? []
     }
 
-    /// Pops `count` items, or records a failure and returns nothing.
+    /// Awaits `count` items, or records a failure and returns nothing.
     @discardableResult
-    public func expect(
+    public func expectNext(
         count: Int, timeout: Duration = defaultTimeout,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async -> [Element] {
         await reporting(CallSite(fileID: fileID, filePath: filePath, line: line, column: column)) {
             try await next(count: count, timeout: timeout)
         } ?? []
+    }
+
+    // MARK: - Former names, for one release
+
+    /// The former name of the blocking ``expectPop(timeout:fileID:filePath:line:column:)``.
+    @discardableResult
+    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
+    @available(*, deprecated, renamed: "expectPop(timeout:fileID:filePath:line:column:)")
+    public func expectNext(
+        timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) -> Element? {
+        expectPop(timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// The former name of the blocking ``expectPop(count:timeout:fileID:filePath:line:column:)``.
+    @discardableResult
+    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
+    @available(*, deprecated, renamed: "expectPop(count:timeout:fileID:filePath:line:column:)")
+    public func expect(
+        count: Int, timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) -> [Element] {
+        expectPop(count: count, timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// The former name of the async ``expectNext(count:timeout:fileID:filePath:line:column:)``.
+    @discardableResult
+    @available(*, deprecated, renamed: "expectNext(count:timeout:fileID:filePath:line:column:)")
+    public func expect(
+        count: Int, timeout: Duration = defaultTimeout,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async -> [Element] {
+        await expectNext(count: count, timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Records a failure listing what is queued unless the queue is empty now.

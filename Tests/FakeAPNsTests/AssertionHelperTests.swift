@@ -18,11 +18,11 @@ final class AssertionHelpersUnderXCTestTests: XCTestCase {
         }
     }
 
-    func testExpectNextReportsATimeoutAsAnXCTestFailureAtTheCallersLine() {
+    func testExpectPopReportsATimeoutAsAnXCTestFailureAtTheCallersLine() {
         let box = Mailbox<Int>(noun: "number")
         capturing = true
         let line = #line + 1
-        let value = box.expectNext(timeout: .milliseconds(10))
+        let value = box.expectPop(timeout: .milliseconds(10))
         capturing = false
         XCTAssertNil(value)
         XCTAssertEqual(captured.count, 1)
@@ -50,10 +50,10 @@ final class AssertionHelpersUnderXCTestTests: XCTestCase {
         XCTAssertTrue(captured.first?.0.contains("1 queued: 4") == true, "\(captured)")
     }
 
-    func testExpectNextReturnsWhatArrived() {
+    func testExpectPopReturnsWhatArrived() {
         let box = Mailbox<Int>(noun: "number")
         box.append(5)
-        XCTAssertEqual(box.expectNext(timeout: .zero), 5)
+        XCTAssertEqual(box.expectPop(timeout: .zero), 5)
     }
 }
 
