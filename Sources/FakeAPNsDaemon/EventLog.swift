@@ -264,6 +264,10 @@ final class EventLog: @unchecked Sendable {
                 "connection": .int(info.id), "peer": .string(info.peer),
                 "tuples": .array(tuples.map { ["token": .string($0.deviceToken.hex), "timestamp": .int(Int($0.timestamp))] }),
             ])]
+        case .channelCreated(let channel):
+            return [line("channel-created", channelObject(channel))]
+        case .channelDeleted(let channel):
+            return [line("channel-deleted", channelObject(channel))]
         }
     }
 
@@ -290,6 +294,18 @@ final class EventLog: @unchecked Sendable {
         case .feedbackRead(let tuples, let info):
             return ["\(now) feedback read by connection \(info.id): \(tuples.count) tuple\(tuples.count == 1 ? "" : "s")"
                 + tuples.map { " \($0.deviceToken.hex)@\($0.timestamp)" }.joined()]
+        case .channelCreated(let channel):
+            return ["\(now) channel \(channel.id) created for \(channel.bundleID) (storage policy \(channel.storagePolicy.rawValue))"]
+        case .channelDeleted(let channel):
+            return ["\(now) channel \(channel.id) deleted for \(channel.bundleID)"]
         }
+    }
+
+    /// A channel's members in the JSON log.
+    private static func channelObject(_ channel: Channel) -> JSONValue {
+        [
+            "channel": .string(channel.id), "bundle": .string(channel.bundleID),
+            "environment": .string(channel.environment.rawValue), "storagePolicy": .int(channel.storagePolicy.rawValue),
+        ]
     }
 }

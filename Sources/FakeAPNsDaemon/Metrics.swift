@@ -39,6 +39,8 @@ public final class Metrics: Sendable {
             case .feedbackRead(let tuples, _):
                 counts.feedbackReads += 1
                 counts.feedbackTuples += tuples.count
+            case .channelCreated, .channelDeleted:
+                break
             }
         }
     }
@@ -87,7 +89,7 @@ public final class Metrics: Sendable {
     }
 
     /// Every wire format, each with a place in `Counts.accepted`.
-    private static let formats: [PushNotification.Format] = [.simple, .enhanced, .frame, .http2]
+    private static let formats: [PushNotification.Format] = [.simple, .enhanced, .frame, .http2, .broadcast]
 
     private static func formatIndex(_ format: PushNotification.Format) -> Int {
         switch format {
@@ -95,6 +97,7 @@ public final class Metrics: Sendable {
         case .enhanced: 1
         case .frame: 2
         case .http2: 3
+        case .broadcast: 4
         }
     }
 

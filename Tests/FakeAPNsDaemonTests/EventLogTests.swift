@@ -85,13 +85,13 @@ final class EventLogTests: XCTestCase {
         for event in events() { metrics.record(event) }
         let server = FakeAPNsServer()
         let text = metrics.render(server: server)
-        for (format, count) in [("enhanced", 2999), ("frame", 2), ("http2", 0), ("simple", 1)] {
+        for (format, count) in [("broadcast", 0), ("enhanced", 2999), ("frame", 2), ("http2", 0), ("simple", 1)] {
             XCTAssertTrue(text.contains(#"fakeapns_notifications_accepted_total{format="\#(format)"} \#(count)"#), text)
         }
         XCTAssertTrue(text.contains(#"fakeapns_connections_open{listener="gateway"} 1"#), text)
         // Formats in the order of their names, as before.
         let formats = text.split(separator: "\n").filter { $0.hasPrefix("fakeapns_notifications_accepted_total{") }
-        XCTAssertEqual(formats.map { $0.split(separator: "\"")[1] }, ["enhanced", "frame", "http2", "simple"])
+        XCTAssertEqual(formats.map { $0.split(separator: "\"")[1] }, ["broadcast", "enhanced", "frame", "http2", "simple"])
     }
 
     func testRefusedConnectionsAreLoggedWithTheirReasonAndCountedByListenerAndCause() throws {

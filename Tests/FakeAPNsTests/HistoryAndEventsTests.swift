@@ -67,6 +67,8 @@ final class HistoryAndEventsTests: XCTestCase {
             case .accepted(let batch): "accepted \(batch.map(\.sequenceNumber))"
             case .rejected(let rejection): "rejected \(rejection.identifier)"
             case .feedbackRead(let tuples, _): "feedback \(tuples.count)"
+            case .channelCreated(let channel): "channel created \(channel.bundleID)"
+            case .channelDeleted(let channel): "channel deleted \(channel.bundleID)"
             }
             events.withLock { $0.append(name) }
         }))

@@ -9,6 +9,10 @@ struct HTTP2Context: Sendable {
     let notifications: Intake<PushNotification>
     let rejections: Intake<Rejection>
     let clock: @Sendable () -> Date
+    /// The server's channels, for the channel management and broadcast APIs.
+    let channels: ChannelRegistry
+    /// The listener serves channel management only: every other path is `BadPath`.
+    let managementOnly: Bool
 }
 
 /// One connection to the HTTP/2 provider API: nghttp2 frames the streams; each complete
@@ -51,6 +55,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// stream, so that a GOAWAY can withhold those above its last stream.
     @exclusivity(unchecked) private var batch: [PushNotification] = []
     @exclusivity(unchecked) private var batchStreams: [Int32] = []
+    /// Whether `batch` holds a broadcast, whose deliveries follow its queueing.
+    @exclusivity(unchecked) private var batchHasBroadcast = false
     @exclusivity(unchecked) private var refusals: [Rejection] = []
     @exclusivity(unchecked) private var refusalStreams: [Int32] = []
     /// What nghttp2 sends next, reused from one round to the next.
@@ -173,7 +179,15 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             Self.keep(&batch, streams: &batchStreams, upTo: goAwayLastStream)
             Self.keep(&refusals, streams: &refusalStreams, upTo: goAwayLastStream)
         }
-        context.notifications.append(moving: &batch)
+        if batchHasBroadcast {
+            batchHasBroadcast = false
+            let channels = context.channels
+            context.notifications.append(moving: &batch) { numbered in
+                for notification in numbered where notification.format == .broadcast { channels.deliver(notification) }
+            }
+        } else {
+            context.notifications.append(moving: &batch)
+        }
         batchStreams.removeAll(keepingCapacity: true)
         if !refusals.isEmpty {
             context.rejections.append(moving: &refusals)
@@ -271,26 +285,20 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     // MARK: - Requests
 
     private func handle(_ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int) {
+        if let route = ChannelRoute(path: fields.path ?? "") {
+            return handleChannelRequest(route, stream, fields, body: body, bodySize: bodySize)
+        }
+        if context.managementOnly {
+            return refuse(stream, fields, body, .badPath, "this listener serves channel management only")
+        }
         let topics: TopicAuthority
-        switch context.authentication {
-        case .none:
-            topics = .any
-        case .token:
-            topics = .token
-        case .certificate:
-            guard let certificate = connection.info.clientCertificate else {
-                return refuse(
-                    stream, fields, body, .missingProviderToken, "no client certificate and certificate authentication is on",
-                    deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
-            }
-            if !certificate.environments.isEmpty && !certificate.environments.contains(context.policy.environment) {
-                let environments = certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")
-                return refuse(
-                    stream, fields, body, .badCertificateEnvironment,
-                    "the certificate is for \(environments); this server plays \(context.policy.environment)",
-                    deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
-            }
-            topics = .certificate(topics: certificate.topics)
+        switch topicAuthority() {
+        case .success(let authority):
+            topics = authority
+        case .failure(let refusal):
+            return refuse(
+                stream, fields, body, refusal.reason, refusal.detail,
+                deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
         }
         var validated: ValidatedRequest
         switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }) {
@@ -364,6 +372,37 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         }
     }
 
+    /// The topics the connection's credentials allow, or why they do not count: certificate
+    /// authentication needs a certificate for this server's environment.
+    private func topicAuthority() -> Result<TopicAuthority, ChannelRefusal> {
+        switch context.authentication {
+        case .none:
+            return .success(.any)
+        case .token:
+            return .success(.token)
+        case .certificate:
+            guard let certificate = connection.info.clientCertificate else {
+                return .failure(ChannelRefusal(
+                    .missingProviderToken, "no client certificate and certificate authentication is on"))
+            }
+            if !certificate.environments.isEmpty && !certificate.environments.contains(context.policy.environment) {
+                let environments = certificate.environments.map(\.rawValue).sorted().joined(separator: ", ")
+                return .failure(ChannelRefusal(
+                    .badCertificateEnvironment,
+                    "the certificate is for \(environments); this server plays \(context.policy.environment)"))
+            }
+            return .success(.certificate(topics: certificate.topics))
+        }
+    }
+
+    /// As APNs: with token authentication, more streams once a request succeeds.
+    private func openStreams() {
+        if !streamsOpened {
+            streamsOpened = true
+            session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), Self.openStreamLimit)])
+        }
+    }
+
     private func accept(_ stream: Int32, _ validated: consuming ValidatedRequest, claims: ProviderTokenClaims?) {
         processed(stream)
         batchStreams.append(stream)
@@ -382,10 +421,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         } else {
             session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: nil)
         }
-        if !streamsOpened {
-            streamsOpened = true
-            session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), Self.openStreamLimit)])
-        }
+        openStreams()
     }
 
     /// Answers Apple's error response and records the refusal; `closes` when the connection
@@ -426,7 +462,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     /// Apple's error body, `{"reason":…}` with `timestamp` in milliseconds for 410; also the
     /// debug data of a GOAWAY.
-    private static func errorBody(_ reason: APNsReason, unregisteredAt: Date? = nil) -> [UInt8] {
+    static func errorBody(_ reason: APNsReason, unregisteredAt: Date? = nil) -> [UInt8] {
         var body: [UInt8] = []
         JSONWriter.append(#"{"reason":"#, to: &body)
         JSONWriter.writeString(reason.rawValue, to: &body)
@@ -446,5 +482,193 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             return String(topic.dropLast(suffix.count))
         }
         return topic
+    }
+}
+
+// MARK: - Channel management and broadcasts
+
+extension HTTP2Connection {
+    /// Answers a channel management or broadcast request. Apple documents no order for its
+    /// checks; this one, the first failing check deciding, is the order Apple's pages suggest:
+    ///
+    /// 1. the path (`BadPath`; on the channel listener, anything but management; any other path
+    ///    goes to the provider API's checks) and the method (`MethodNotAllowed`), then repeated headers (`DuplicateHeaders`);
+    /// 2. authentication, exactly as for `/3/device` (certificate, its environment, the provider
+    ///    token and the connection's token rules), then the bundle: a push type's suffix
+    ///    (`TopicDisallowed`), one the certificate does not cover (`TopicMismatch`);
+    /// 3. management: the channel id (`MissingChannelId`, `BadChannelId`) or the create body
+    ///    (`BadRequestPayload`, `BadRequestParams`), then the channel's existence
+    ///    (`ChannelNotRegistered`) or the limit (`CannotCreateChannelConfig`);
+    /// 4. broadcast: the channel id, the push type (`MissingPushType`, `InvalidPushType`),
+    ///    `apns-id` (`BadMessageId`), the expiration (`BadExpirationDate`), the priority
+    ///    (`BadPriority`, required), the channel's existence, an expiration on a policy-0
+    ///    channel (`BadExpirationDate`), then the payload (`PayloadEmpty`, `PayloadTooLarge`,
+    ///    `BadRequestPayload`).
+    fileprivate func handleChannelRequest(
+        _ route: ChannelRoute, _ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int
+    ) {
+        let requestID = ChannelRequests.clientRequestID(fields.requestID) ?? uuids.next()
+        let method = fields.method ?? ""
+        let refusal = checkChannelRequest(route, fields, method: method)
+        if let refusal { return answerChannelRefusal(stream, refusal, requestID: requestID) }
+        switch route {
+        case .allChannels(let bundleID):
+            answerChannel(stream, status: 200, requestID: requestID, body: ChannelRequests.listBody(context.channels.list(bundleID: bundleID)))
+        case .channels(let bundleID) where method == "POST":
+            switch ChannelRequests.storagePolicy(createBody: body) {
+            case .failure(let refusal):
+                return answerChannelRefusal(stream, refusal, requestID: requestID)
+            case .success(let policy):
+                do {
+                    let channel = try context.channels.create(bundleID: bundleID, storagePolicy: policy)
+                    answerChannel(stream, status: 201, requestID: requestID, headers: [("apns-channel-id", channel.id)])
+                } catch {
+                    return answerChannelRefusal(stream, ChannelRefusal(.cannotCreateChannelConfig, error.description), requestID: requestID)
+                }
+            }
+        case .channels(let bundleID):
+            let channel: Channel
+            switch existingChannel(fields.channelID, bundleID: bundleID) {
+            case .failure(let refusal): return answerChannelRefusal(stream, refusal, requestID: requestID)
+            case .success(let found): channel = found
+            }
+            if method == "GET" {
+                answerChannel(stream, status: 200, requestID: requestID, body: ChannelRequests.readBody(channel))
+            } else {
+                context.channels.delete(id: channel.id)
+                answerChannel(stream, status: 204, requestID: requestID)
+            }
+        case .broadcast(let bundleID):
+            broadcast(stream, fields, bundleID: bundleID, body: body, bodySize: bodySize, requestID: requestID)
+        }
+        openStreams()
+    }
+
+    /// Steps 1 and 2 of the order: path, method, headers, credentials, bundle.
+    private func checkChannelRequest(_ route: ChannelRoute, _ fields: RequestHeaderFields, method: String) -> ChannelRefusal? {
+        let path = fields.path ?? ""
+        if context.managementOnly && !route.isManagement {
+            return ChannelRefusal(.badPath, "path \(path.debugDescription) is not a channel management path on this listener")
+        }
+        guard route.methods.contains(method) else {
+            return ChannelRefusal(.methodNotAllowed, "method \(method.debugDescription) is not one of \(route.methods)")
+        }
+        if let duplicate = fields.firstDuplicate {
+            return ChannelRefusal(.duplicateHeaders, "header \(duplicate.debugDescription) appears more than once")
+        }
+        let topics: TopicAuthority
+        switch topicAuthority() {
+        case .failure(let refusal): return refusal
+        case .success(let authority): topics = authority
+        }
+        if let verifier = context.verifier,
+            case .failure(let failure) = tokens.authenticate(
+                authorization: fields.authorization, verifier: verifier, now: context.clock())
+        {
+            return ChannelRefusal(failure.reason, failure.detail)
+        }
+        let bundleID = route.bundleID
+        if let suffix = ChannelRequests.pushTypeSuffix(of: bundleID) {
+            return ChannelRefusal(.topicDisallowed, "the path names a topic ending in \(suffix), not a bundle ID")
+        }
+        if case .certificate(let listed) = topics, !listed.contains(where: { $0.utf8.elementsEqual(bundleID.utf8) }) {
+            return ChannelRefusal(.topicMismatch, "bundle \(bundleID) is not among the certificate's topics \(listed)")
+        }
+        return nil
+    }
+
+    /// The channel `apns-channel-id` names, in this bundle, or why there is none.
+    private func existingChannel(_ channelID: String?, bundleID: String) -> Result<Channel, ChannelRefusal> {
+        guard let channelID else { return .failure(ChannelRefusal(.missingChannelId, "no apns-channel-id")) }
+        guard ChannelRequests.isWellFormedChannelID(channelID) else {
+            return .failure(ChannelRefusal(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64"))
+        }
+        guard let channel = context.channels.channel(id: channelID), channel.bundleID == bundleID else {
+            return .failure(ChannelRefusal(
+                .channelNotRegistered, "no channel \(channelID) of \(bundleID) in \(context.policy.environment)"))
+        }
+        return .success(channel)
+    }
+
+    /// Step 4: a broadcast, checked and queued before its 200 leaves.
+    private func broadcast(
+        _ stream: Int32, _ fields: RequestHeaderFields, bundleID: String, body: UnsafeRawBufferPointer, bodySize: Int,
+        requestID: String
+    ) {
+        func refused(_ reason: APNsReason, _ detail: String) {
+            answerChannelRefusal(stream, ChannelRefusal(reason, detail), requestID: requestID)
+        }
+        guard let channelID = fields.channelID else { return refused(.missingChannelId, "no apns-channel-id") }
+        guard ChannelRequests.isWellFormedChannelID(channelID) else {
+            return refused(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64")
+        }
+        guard let pushType = fields.pushType else { return refused(.missingPushType, "no apns-push-type") }
+        guard ChannelRequests.isLiveActivity(pushType) else {
+            return refused(.invalidPushType, "apns-push-type \(pushType.debugDescription) is not LiveActivity")
+        }
+        var apnsID: String?
+        if let value = fields.apnsID {
+            guard let canonical = RequestValidator.canonicalUUID(value) else {
+                return refused(.badMessageId, "apns-id \(value.debugDescription) is not a UUID 8-4-4-4-12")
+            }
+            apnsID = canonical
+        }
+        var expiration: UInt32?
+        if let value = fields.expiration {
+            guard let seconds = RequestValidator.decimalUInt32(value) else {
+                return refused(.badExpirationDate, "apns-expiration \(value.debugDescription) is not a number of seconds")
+            }
+            expiration = seconds
+        }
+        let priority: Priority
+        switch fields.priority {
+        case "10": priority = .immediately
+        case "5": priority = .consideringDevicePower
+        case "1": priority = .prioritizingPowerEfficiency
+        case nil: return refused(.badPriority, "a broadcast needs apns-priority (10, 5 or 1)")
+        case let value?: return refused(.badPriority, "apns-priority \(value.debugDescription) is not 10, 5 or 1")
+        }
+        let channel: Channel
+        switch existingChannel(channelID, bundleID: bundleID) {
+        case .failure(let refusal): return answerChannelRefusal(stream, refusal, requestID: requestID)
+        case .success(let found): channel = found
+        }
+        if channel.storagePolicy == .noStorage, let expiration, expiration != 0 {
+            return refused(.badExpirationDate, "apns-expiration \(expiration) on a channel that stores nothing (policy 0) must be 0")
+        }
+        guard bodySize > 0 else { return refused(.payloadEmpty, "the body is empty") }
+        guard bodySize <= ChannelRequests.maximumBroadcastPayloadSize else {
+            return refused(
+                .payloadTooLarge,
+                "the body is \(bodySize) bytes, over the broadcast limit of \(ChannelRequests.maximumBroadcastPayloadSize)")
+        }
+        guard (try? JSONValue.parse(body)) != nil else { return refused(.badRequestPayload, "the body is not JSON") }
+        let uniqueID = uuids.next()
+        processed(stream)
+        batchStreams.append(stream)
+        batchHasBroadcast = true
+        batch.append(PushNotification(
+            deviceToken: DeviceToken(bytes: []), payload: Payload(copying: body), expiration: expiration, priority: priority,
+            format: .broadcast, connection: connection.info, receivedAt: context.clock(),
+            http2: PushNotification.HTTP2Fields(
+                apnsID: apnsID ?? requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
+                providerToken: nil, channelID: channelID, requestID: requestID, uniqueID: uniqueID)))
+        answerChannel(stream, status: 200, requestID: requestID, headers: [("apns-unique-id", uniqueID)])
+    }
+
+    /// Answers with `status`, `apns-request-id`, `extra` headers and `body` (JSON, when any).
+    private func answerChannel(
+        _ stream: Int32, status: Int, requestID: String, headers extra: [(String, String)] = [], body: [UInt8] = []
+    ) {
+        processed(stream)
+        var headers = [(":status", String(status))]
+        if !body.isEmpty { headers.append(("content-type", "application/json")) }
+        headers.append(("apns-request-id", requestID))
+        session.submitResponse(stream, headers: headers + extra, body: body)
+    }
+
+    /// Answers Apple's error response for a channel or broadcast request.
+    private func answerChannelRefusal(_ stream: Int32, _ refusal: ChannelRefusal, requestID: String) {
+        answerChannel(stream, status: refusal.reason.status, requestID: requestID, body: Self.errorBody(refusal.reason))
     }
 }

@@ -32,6 +32,10 @@ struct RequestHeaderFields: Sendable {
     private(set) var topic: String?
     /// The first `authorization`.
     private(set) var authorization: String?
+    /// The first `apns-request-id` (channel management and broadcasts).
+    private(set) var requestID: String?
+    /// The first `apns-channel-id` (channel management and broadcasts).
+    private(set) var channelID: String?
     /// The first name, lowercased, that appeared a second time.
     private(set) var firstDuplicate: String?
     /// How many `apns-id` fields came, repeats included.
@@ -99,6 +103,8 @@ struct RequestHeaderFields: Sendable {
         case .collapseID: collapseID = String(decoding: value, as: UTF8.self)
         case .topic: topic = String(decoding: value, as: UTF8.self)
         case .authorization: authorization = String(decoding: value, as: UTF8.self)
+        case .requestID: requestID = String(decoding: value, as: UTF8.self)
+        case .channelID: channelID = String(decoding: value, as: UTF8.self)
         case .scheme, .authority, .contentLength, .contentType, .userAgent, .accept, .acceptEncoding: break
         }
     }
@@ -137,6 +143,7 @@ struct RequestHeaderFields: Sendable {
     private enum WellKnown: UInt32 {
         case method, path, apnsID, expiration, priority, pushType, collapseID, topic, authorization
         case scheme, authority, contentLength, contentType, userAgent, accept, acceptEncoding
+        case requestID, channelID
 
         /// The name `bytes` (lowercase) spell, if one of these.
         init?(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -159,6 +166,8 @@ struct RequestHeaderFields: Sendable {
             case 14 where equals("content-length"): self = .contentLength
             case 15 where equals("apns-expiration"): self = .expiration
             case 15 where equals("accept-encoding"): self = .acceptEncoding
+            case 15 where equals("apns-request-id"): self = .requestID
+            case 15 where equals("apns-channel-id"): self = .channelID
             case 16 where equals("apns-collapse-id"): self = .collapseID
             default: return nil
             }

@@ -346,7 +346,7 @@ struct RequestValidator: Sendable {
 
     /// The value of `text` when it is one or more decimal digits (no sign, no spaces) and
     /// fits `UInt32`.
-    private static func decimalUInt32(_ text: String) -> UInt32? {
+    static func decimalUInt32(_ text: String) -> UInt32? {
         guard !text.utf8.isEmpty else { return nil }
         var value: UInt32 = 0
         for byte in text.utf8 {
@@ -363,7 +363,7 @@ struct RequestValidator: Sendable {
     // MARK: - Topic
 
     /// A topic has at least one character and no whitespace or control character.
-    private static func isWellFormedTopic(_ topic: String) -> Bool {
+    static func isWellFormedTopic(_ topic: String) -> Bool {
         // Printable ASCII, as every real topic is, answers without Unicode tables.
         var text = topic
         if text.withUTF8({ bytes in !bytes.isEmpty && !bytes.contains { $0 <= 0x20 || $0 >= 0x7F } }) { return true }

@@ -110,11 +110,31 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The server is shutting down.
     public static let shutdown = APNsReason(rawValue: "Shutdown")
 
+    // MARK: - Channels and broadcasts
+    /// A channel request or broadcast without `apns-channel-id`.
+    public static let missingChannelId = APNsReason(rawValue: "MissingChannelId")
+    /// An `apns-channel-id` that is not a channel id (base64).
+    public static let badChannelId = APNsReason(rawValue: "BadChannelId")
+    /// An `apns-channel-id` no channel of this bundle and environment has.
+    public static let channelNotRegistered = APNsReason(rawValue: "ChannelNotRegistered")
+    /// A channel management body with an unknown, missing or invalid attribute.
+    public static let badRequestParams = APNsReason(rawValue: "BadRequestParams")
+    /// A channel management body that is not a JSON object.
+    public static let badRequestPayload = APNsReason(rawValue: "BadRequestPayload")
+    /// The bundle has the most channels allowed.
+    public static let cannotCreateChannelConfig = APNsReason(rawValue: "CannotCreateChannelConfig")
+    /// A broadcast without `apns-push-type`.
+    public static let missingPushType = APNsReason(rawValue: "MissingPushType")
+    /// The bundle in the path is not one the credentials may use (403).
+    public static let topicMismatch = APNsReason(rawValue: "TopicMismatch")
+
     private static let knownStatuses: [String: Int] = [
         "BadCollapseId": 400, "BadDeviceToken": 400, "BadExpirationDate": 400, "BadMessageId": 400,
         "BadPriority": 400, "BadTopic": 400, "DeviceTokenNotForTopic": 400, "DuplicateHeaders": 400,
         "IdleTimeout": 400, "InvalidPushType": 400, "MissingDeviceToken": 400, "MissingTopic": 400,
-        "PayloadEmpty": 400, "TopicDisallowed": 400,
+        "PayloadEmpty": 400, "TopicDisallowed": 400, "MissingChannelId": 400, "BadChannelId": 400,
+        "ChannelNotRegistered": 400, "BadRequestParams": 400, "BadRequestPayload": 400,
+        "CannotCreateChannelConfig": 400, "MissingPushType": 400, "FeatureNotEnabled": 400, "TopicMismatch": 403,
         "BadCertificate": 403, "BadCertificateEnvironment": 403, "ExpiredProviderToken": 403, "Forbidden": 403,
         "InvalidProviderToken": 403, "MissingProviderToken": 403, "UnrelatedKeyIdInToken": 403,
         "BadEnvironmentKeyIdInToken": 403, "BadEnvironmentKeyInToken": 403,

@@ -153,6 +153,7 @@ extension PushNotification {
                     case .enhanced: line.write(#","format":"enhanced""#)
                     case .frame: line.write(#","format":"frame""#)
                     case .http2: line.write(#","format":"http2""#)
+                    case .broadcast: line.write(#","format":"broadcast""#)
                     }
                     line.write(UnsafeBufferPointer(rebasing: rare[payloadEnd...]))
                 }

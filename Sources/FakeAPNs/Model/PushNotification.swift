@@ -59,7 +59,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The device the notification is for.
+    /// The device the notification is for (empty for a broadcast).
     public package(set) var deviceToken: DeviceToken {
         get { storage.deviceToken }
         set { unique.deviceToken = newValue }
@@ -123,6 +123,12 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     public var collapseID: String? { http2?.collapseID }
     /// HTTP/2 with token authentication: the verified provider token's claims.
     public var providerToken: ProviderTokenClaims? { http2?.providerToken }
+    /// A broadcast only: the channel it was sent to (`apns-channel-id`).
+    public var channelID: String? { http2?.channelID }
+    /// A broadcast only: the `apns-request-id` answered (the client's, or one the server made up).
+    public var requestID: String? { http2?.requestID }
+    /// A broadcast only: the `apns-unique-id` answered.
+    public var uniqueID: String? { http2?.uniqueID }
 
     /// The fields only HTTP/2 requests carry.
     public final class HTTP2Fields: Sendable {
@@ -136,16 +142,26 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         public let collapseID: String?
         /// The provider token's claims, with token authentication.
         public let providerToken: ProviderTokenClaims?
+        /// A broadcast's channel id.
+        public let channelID: String?
+        /// A broadcast's `apns-request-id`.
+        public let requestID: String?
+        /// A broadcast's `apns-unique-id`.
+        public let uniqueID: String?
 
         /// HTTP/2 fields.
         package init(
-            apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?
+            apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?,
+            channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil
         ) {
             self.apnsID = apnsID
             self.topic = topic
             self.pushType = pushType
             self.collapseID = collapseID
             self.providerToken = providerToken
+            self.channelID = channelID
+            self.requestID = requestID
+            self.uniqueID = uniqueID
         }
     }
 
@@ -176,6 +192,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             text += " id \(identifier)"
         }
         if let topic { text += " topic \(topic)" }
+        if let channelID { text += " channel \(channelID)" }
         let body = payload.text ?? "<\(payload.bytes.count) bytes, not UTF-8>"
         text += " payload " + (body.count > 120 ? String(body.prefix(120)) + "…" : body)
         return text
@@ -191,6 +208,9 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         case frame
         /// An HTTP/2 provider API request.
         case http2
+        /// A broadcast to a channel (`POST /4/broadcasts/apps/<bundle>`): ``PushNotification/channelID``
+        /// names the channel, ``PushNotification/topic`` the bundle, and the device token is empty.
+        case broadcast
 
         /// The format's name, as the daemon's JSON writes it.
         public var description: String { rawValue }

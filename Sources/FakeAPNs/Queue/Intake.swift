@@ -45,7 +45,9 @@ final class Intake<Element: Numbered>: @unchecked Sendable {
 
     /// Numbers, records, announces and queues a batch in order, taking it out of `batch` (left
     /// empty, possibly with spare capacity to reuse): one round of each lock per batch.
-    func append(moving batch: inout [Element]) {
+    /// `numbered` sees the numbered batch inside the lock, before it is queued (a broadcast's
+    /// deliveries follow it in order).
+    func append(moving batch: inout [Element], numbered: (([Element]) -> Void)? = nil) {
         guard !batch.isEmpty else { return }
         lock.withLock {
             for index in batch.indices {
@@ -54,6 +56,7 @@ final class Intake<Element: Numbered>: @unchecked Sendable {
             }
             history.append(contentsOf: batch)
             announce?(batch)
+            numbered?(batch)
             mailbox.append(moving: &batch)
         }
         backPressure?()

@@ -29,6 +29,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The HTTP/2 provider API's port; 0 lets the system pick (Apple's are 443 and 2197);
         /// nil: no HTTP/2 listener.
         public var http2Port: Int?
+        /// The channel management API's own listener, for clients configured with a separate
+        /// management host and port (Apple's are 2195 and 2196; the daemon's default is 2198);
+        /// 0 lets the system pick; nil (the library default): channel management is served on
+        /// the HTTP/2 listener only.
+        public var channelsPort: Int?
         /// How the HTTP/2 provider API authenticates providers (default: it does not).
         public var authentication: HTTP2Authentication
         /// The clock provider tokens are judged by (`iat` age); tests inject their own.
@@ -95,6 +100,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.gatewayPort = gatewayPort
             self.feedbackPort = feedbackPort
             self.http2Port = http2Port
+            self.channelsPort = nil
             self.authentication = authentication
             self.clock = clock
             self.environment = environment
@@ -122,6 +128,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public var faults: FaultRules { policy.faults }
     /// The feedback service's pending tuples.
     public let feedback = FeedbackService()
+    /// The broadcast channels, their subscribers and what each broadcast delivered.
+    public let channels: ChannelRegistry
     /// Every notification accepted, popped or not, up to `retention`.
     public var notificationHistory: History<PushNotification> { notificationIntake.history }
     /// Every refusal, popped or not, up to `retention`.
@@ -134,6 +142,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     private var gateway: TLSListener?
     private var feedbackListener: TLSListener?
     private var http2Listener: TLSListener?
+    private var channelsListener: TLSListener?
     private var state = State.created
     private let connectionIDs = ConnectionCounter()
     private let budget: ConnectionBudget
@@ -162,6 +171,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
         rejectionIntake = Intake(
             noun: "rejection", retention: configuration.retention, announce: announceRejected,
             backPressure: configuration.eventBackPressure)
+        var announceChannel: (@Sendable (Channel, Bool) -> Void)?
+        if configuration.onEvent != nil {
+            let report = Self.report(configuration)
+            announceChannel = { channel, created in
+                report(created ? ServerEvent.channelCreated(channel) : ServerEvent.channelDeleted(channel))
+            }
+        }
+        channels = ChannelRegistry(
+            environment: configuration.environment, retention: configuration.retention, clock: configuration.clock,
+            onChange: announceChannel)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
         self.budget = ConnectionBudget(
@@ -220,15 +239,21 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     feedbackListener = listener
                 }
                 if let http2Port = configuration.http2Port {
-                    let listener = try makeHTTP2Listener(port: http2Port)
+                    let listener = try makeHTTP2Listener(port: http2Port, kind: .http2)
                     _ = try listener.start()
                     http2Listener = listener
                 }
+                if let channelsPort = configuration.channelsPort {
+                    let listener = try makeHTTP2Listener(port: channelsPort, kind: .channels)
+                    _ = try listener.start()
+                    channelsListener = listener
+                }
             } catch {
-                [self.gateway, feedbackListener, http2Listener].forEach { $0?.stop() }
+                [self.gateway, feedbackListener, http2Listener, channelsListener].forEach { $0?.stop() }
                 self.gateway = nil
                 feedbackListener = nil
                 http2Listener = nil
+                channelsListener = nil
                 throw error
             }
             state = .running
@@ -237,7 +262,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     /// Reports an event from a connection's or listener's thread, then lets a consumer that
     /// falls behind hold that thread back.
-    private var report: @Sendable (ServerEvent) -> Void {
+    private var report: @Sendable (ServerEvent) -> Void { Self.report(configuration) }
+
+    private static func report(_ configuration: Configuration) -> @Sendable (ServerEvent) -> Void {
         let onEvent = configuration.onEvent
         let backPressure = configuration.eventBackPressure
         return { event in
@@ -271,9 +298,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
         rejectionIntake.reset()
         policy.reset(strict: configuration.strictDeviceRegistry)
         feedback.takePending()
+        channels.reset()
     }
 
-    private func makeHTTP2Listener(port: Int) throws -> TLSListener {
+    /// The HTTP/2 listener (`.http2`), or the channel management one (`.channels`), which
+    /// answers every other path `BadPath`.
+    private func makeHTTP2Listener(port: Int, kind: ListenerKind) throws -> TLSListener {
         // Certificate authentication needs the certificate asked for; without one the request
         // is answered 403 MissingProviderToken, as APNs does, so asking is enough.
         var clientCertificates = configuration.clientCertificates
@@ -288,11 +318,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
         let http2Context = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
-            policy: policy, notifications: notificationIntake, rejections: rejectionIntake, clock: configuration.clock)
+            policy: policy, notifications: notificationIntake, rejections: rejectionIntake, clock: configuration.clock,
+            channels: channels, managementOnly: kind == .channels)
         return TLSListener(
-            name: "http2", host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
-            budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(.http2), onRefusal: refused(.http2),
-            onConnection: connectionChanged(.http2)
+            name: kind.rawValue, host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
+            budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),
+            onConnection: connectionChanged(kind)
         ) { connection in
             HTTP2Connection(connection: connection, context: http2Context).run()
         }
@@ -307,7 +338,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public func stop() {
         let listeners: [TLSListener] = lock.withLock {
             state = .stopped
-            return [gateway, feedbackListener, http2Listener].compactMap { $0 }
+            return [gateway, feedbackListener, http2Listener, channelsListener].compactMap { $0 }
         }
         listeners.forEach { $0.beginStop() }
         listeners.forEach { $0.finishStop() }
@@ -328,10 +359,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
         lock.withLock { http2Listener?.port }
     }
 
+    /// The channel management listener's bound port; nil before `start()` or without one
+    /// (``Configuration/channelsPort``).
+    public var channelsPort: Int? {
+        lock.withLock { channelsListener?.port }
+    }
+
     /// How many client connections are open now, on every listener.
     public var openConnectionCount: Int {
         lock.withLock {
-            [gateway, feedbackListener, http2Listener].reduce(0) { $0 + ($1?.openConnectionCount ?? 0) }
+            [gateway, feedbackListener, http2Listener, channelsListener].reduce(0) { $0 + ($1?.openConnectionCount ?? 0) }
         }
     }
 }

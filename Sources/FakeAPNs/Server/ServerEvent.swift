@@ -17,6 +17,10 @@ public enum ServerEvent: Sendable {
     case rejected(Rejection)
     /// A client read the feedback service's pending tuples.
     case feedbackRead([FeedbackTuple], ConnectionInfo)
+    /// A broadcast channel was created (by a provider or through ``FakeAPNsServer/channels``).
+    case channelCreated(Channel)
+    /// A broadcast channel was deleted.
+    case channelDeleted(Channel)
 }
 
 /// Which of a server's listeners.
@@ -27,6 +31,8 @@ public enum ListenerKind: String, Sendable, CaseIterable, CustomStringConvertibl
     case feedback
     /// The HTTP/2 provider API.
     case http2
+    /// The channel management API's own listener.
+    case channels
 
     public var description: String { rawValue }
 }
