@@ -59,7 +59,7 @@ soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 daemon = subprocess.Popen(
-    [BIN, "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0",
+    [BIN, "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--channels-port", "0", "--web-port", "0",
      "--log-file", "/dev/null"] + shlex.split(os.environ.get("ABUSE_ARGS", "")),
     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 start = json.loads(daemon.stdout.readline())

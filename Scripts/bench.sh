@@ -571,7 +571,7 @@ def start_daemon(log_path):
     its parsed start line, and the seconds from spawning to reading that line."""
     started = time.perf_counter()
     daemon = subprocess.Popen(
-        [daemon_bin, "serve", "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0",
+        [daemon_bin, "serve", "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--channels-port", "0",
          "--web-port", "0", "--log", "json", "--log-file", log_path],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     line = daemon.stdout.readline()

@@ -68,7 +68,7 @@ if os.path.exists(log_path):
 errors_path = os.path.join(root, ".build", "soak-daemon.err")
 errors_file = open(errors_path, "w")
 daemon = subprocess.Popen(
-    [binary, "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0",
+    [binary, "--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--channels-port", "0", "--web-port", "0",
      "--log-file", log_path],
     stdout=subprocess.PIPE, stderr=errors_file, text=True)
 start = json.loads(daemon.stdout.readline())

@@ -85,7 +85,7 @@ final class Daemon: Sendable {
         }
         let listeners = [
             ("gateway", "--gateway-port", options.gatewayPort), ("feedback", "--feedback-port", options.feedbackPort),
-            ("HTTP/2", "--http2-port", options.http2Port),
+            ("HTTP/2", "--http2-port", options.http2Port), ("channel management", "--channels-port", options.channelsPort),
         ]
         // The options give every listener its own port, so the port in the message tells which.
         guard let (name, flag, port) = listeners.first(where: { $0.2 != 0 && error.operation.hasSuffix(":\($0.2)") })
@@ -139,6 +139,7 @@ final class Daemon: Sendable {
                 ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
                 ["name": "feedback", "host": host, "port": .int(server.feedbackPort ?? 0)],
                 ["name": "http2", "host": host, "port": .int(server.http2Port ?? 0)],
+                ["name": "channels", "host": host, "port": .int(server.channelsPort ?? 0)],
                 ["name": "web", "host": .string(options.webHost), "port": .int(webPort)],
             ],
             "authentication": .string(Self.modeName(options)),
@@ -159,6 +160,7 @@ final class Daemon: Sendable {
             reservedDescriptors: reservedDescriptors(limit: DescriptorLimit.current, controlConnections: options.webMaxConnections),
             onEvent: onEvent)
         configuration.eventBackPressure = backPressure
+        configuration.channelsPort = options.channelsPort
         configuration.handshakeTimeout = options.handshakeTimeout
         configuration.frameTimeout = options.frameTimeout
         configuration.idleTimeout = options.idleTimeout

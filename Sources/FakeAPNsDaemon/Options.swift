@@ -9,6 +9,7 @@ public struct Options: Sendable {
     var gatewayPort = 2195
     var feedbackPort = 2196
     var http2Port = 2197
+    var channelsPort = 2198
     var webHost = "127.0.0.1"
     var webPort = 8195
     var webPublic = false
@@ -117,6 +118,9 @@ public struct Options: Sendable {
         },
         Option(flag: "--http2-port", argument: "PORT", help: "HTTP/2 provider API port (default 2197; 0 picks a free one).") {
             $0.http2Port = try port($1, $2)
+        },
+        Option(flag: "--channels-port", argument: "PORT", help: "Channel management API's own port (default 2198; 0 picks a free one); also served on the HTTP/2 port.") {
+            $0.channelsPort = try port($1, $2)
         },
         Option(flag: "--web-port", argument: "PORT", help: "Control API and web page port (default 8195; 0 picks a free one).") {
             $0.webPort = try port($1, $2)
@@ -247,8 +251,8 @@ public struct Options: Sendable {
             in use; the message names the option.
 
             Examples (fake-apns with no options listens on 127.0.0.1: gateway 2195, feedback 2196,
-            HTTP/2 2197, control API 8195; the device token is any hex you choose):
-              fake-apns --gateway-port 0 --feedback-port 0 --http2-port 0 --web-port 0
+            HTTP/2 2197, channel management 2198, control API 8195; the device token is any hex you choose):
+              fake-apns --gateway-port 0 --feedback-port 0 --http2-port 0 --channels-port 0 --web-port 0
                   free ports, named on the first line of output
               fake-apns send --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --topic com.example.app
                   an HTTP/2 notification; then take it from the control API:
@@ -337,7 +341,8 @@ public struct Options: Sendable {
 
     /// Two listeners on one port: the second could never bind, so say it before starting.
     private func checkPortsDiffer() throws {
-        var ports = [("--gateway-port", gatewayPort), ("--feedback-port", feedbackPort), ("--http2-port", http2Port)]
+        var ports = [("--gateway-port", gatewayPort), ("--feedback-port", feedbackPort), ("--http2-port", http2Port),
+            ("--channels-port", channelsPort)]
         if webHost == host { ports.append(("--web-port", webPort)) }
         for (index, (flag, port)) in ports.enumerated() where port != 0 {
             if let (other, _) = ports[..<index].first(where: { $0.1 == port }) {

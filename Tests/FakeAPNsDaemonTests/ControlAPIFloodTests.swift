@@ -17,7 +17,7 @@ final class ControlAPIFloodTests: XCTestCase {
         let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, descriptorLimit: limit)
         let start = try daemon.nextJSON()
         let gateway = try XCTUnwrap(start["listeners"]?[0]?["port"]?.intValue)
-        let web = try XCTUnwrap(start["listeners"]?[3]?["port"]?.intValue)
+        let web = try XCTUnwrap(start["listeners"]?[4]?["port"]?.intValue)
         let pid = daemon.process.processIdentifier
         XCTAssertEqual(try HTTPTestClient(port: web).get("/healthz").status, 200)
 
@@ -39,7 +39,7 @@ final class ControlAPIFloodTests: XCTestCase {
         // Every listener knocked on at once; those of the APNs listeners are refused for the
         // descriptor reserve as fast as they come.
         let ports = (start["listeners"]?.arrayValue ?? []).compactMap { $0["port"]?.intValue }
-        XCTAssertEqual(ports.count, 4)
+        XCTAssertEqual(ports.count, 5)
         let knocking = try ports.map { try Knocker(port: $0) }
         let flooded = try Self.busiestThread(of: pid, over: .seconds(2))
         knocking.forEach { $0.stop() }

@@ -723,7 +723,7 @@ final class ControlAPITests: XCTestCase {
     }
 
     func testAnAPIWhoseDaemonIsGoneAnswers503() throws {
-        let options = try Options.parse(["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0"])
+        let options = try Options.parse(DaemonProcess.freePorts)
         var gone: Daemon? = try Daemon(options: options, devices: []) { _ in }
         let orphan = ControlAPI(daemon: try XCTUnwrap(gone), metrics: Metrics())
         defer { orphan.stop() }

@@ -72,7 +72,8 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Every listener on a port the system picks, so tests can run in parallel.
-    static let freePorts = ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--web-port", "0"]
+    static let freePorts = ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--channels-port", "0", "--web-port", "0",
+    ]
 
     /// The ports of the start line (the next output line), by listener name.
     func listeningPorts(timeout: Duration = .seconds(10)) throws -> [String: Int] {

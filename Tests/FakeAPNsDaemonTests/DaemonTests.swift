@@ -31,7 +31,10 @@ final class DaemonTests: XCTestCase {
         let http2 = try XCTUnwrap(start["listeners"]?[2])
         XCTAssertEqual(http2["name"]?.stringValue, "http2")
         http2Port = try XCTUnwrap(http2["port"]?.intValue)
-        let web = try XCTUnwrap(start["listeners"]?[3])
+        let channels = try XCTUnwrap(start["listeners"]?[3])
+        XCTAssertEqual(channels["name"]?.stringValue, "channels")
+        XCTAssertGreaterThan(try XCTUnwrap(channels["port"]?.intValue), 0)
+        let web = try XCTUnwrap(start["listeners"]?[4])
         XCTAssertEqual(web["name"]?.stringValue, "web")
         webPort = try XCTUnwrap(web["port"]?.intValue)
         XCTAssertGreaterThan(webPort, 0)
@@ -108,7 +111,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
         XCTAssertTrue(eventually { daemon.lines.snapshot().contains { $0.contains("Usage errors exit 64") } })
         let help = daemon.lines.removeAll().joined(separator: "\n")
-        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--web-port", "--web-host", "--web-public", "--retention", "--log", "--log-file", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
+        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--channels-port", "--web-port", "--web-host", "--web-public", "--retention", "--log", "--log-file", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
                        "--trusted-ca", "--max-payload-size", "--version", "--help"] {
             XCTAssertTrue(help.contains(option), "help mentions \(option)")
         }

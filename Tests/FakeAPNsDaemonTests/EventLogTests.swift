@@ -80,6 +80,21 @@ final class EventLogTests: XCTestCase {
         XCTAssertTrue(lines[1].hasSuffix(#"accepted #1 enhanced token 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f id 1 payload {"aps":{"alert":"Number 1"},"id":1}"#), String(lines[1]))
     }
 
+    func testChannelCreationAndDeletionAreOneLineEach() throws {
+        let channel = Channel(
+            id: "dHN0LXNyY2gtY2hubA==", bundleID: "com.example.app", environment: .sandbox, storagePolicy: .mostRecentMessage,
+            createdAt: Date())
+        let created = try JSONValue(parsing: XCTUnwrap(EventLog.jsonLines(.channelCreated(channel)).first))
+        XCTAssertEqual(created["event"]?.stringValue, "channel-created")
+        XCTAssertEqual(created["channel"]?.stringValue, channel.id)
+        XCTAssertEqual(created["bundle"]?.stringValue, "com.example.app")
+        XCTAssertEqual(created["storagePolicy"]?.intValue, 1)
+        XCTAssertEqual(try JSONValue(parsing: XCTUnwrap(EventLog.jsonLines(.channelDeleted(channel)).first))["event"]?.stringValue, "channel-deleted")
+        let text = EventLog.textLines(.channelDeleted(channel))
+        XCTAssertEqual(text.count, 1)
+        XCTAssertTrue(text[0].hasSuffix(" channel dHN0LXNyY2gtY2hubA== deleted for com.example.app"), text[0])
+    }
+
     func testMetricsCountAcceptedNotificationsByFormat() throws {
         let metrics = Metrics()
         for event in events() { metrics.record(event) }

@@ -16,6 +16,15 @@ final class OptionsTests: XCTestCase {
         XCTAssertEqual(options.retention, 50)
     }
 
+    func testTheChannelPortDefaultsTo2198AndIsAnOptionAndAVariable() throws {
+        XCTAssertEqual(try Options.parse([]).channelsPort, 2198)
+        XCTAssertEqual(try Options.parse(["--channels-port", "0"]).channelsPort, 0)
+        XCTAssertEqual(try Options.parse([], environment: ["FAKE_APNS_CHANNELS_PORT": "7198"]).channelsPort, 7198)
+        XCTAssertThrowsError(try Options.parse(["--channels-port", "2197"])) { error in
+            XCTAssertEqual("\(error)", "--http2-port and --channels-port both name port 2197; each listener needs its own")
+        }
+    }
+
     func testHelpNamesEveryEnvironmentVariable() {
         for name in ["FAKE_APNS_HOST", "FAKE_APNS_GATEWAY_PORT", "FAKE_APNS_WEB_PORT", "FAKE_APNS_JWT_KEY", "FAKE_APNS_LOG_FILE"] {
             XCTAssertTrue(Options.help.contains(name), name)
