@@ -18,7 +18,12 @@
 // well-formed topic, a body of 1...limit bytes carried unchanged); with an apns-topic header,
 // .token and .any answer alike and .certificate accepts nothing .any refuses; a refusal is a
 // 4xx with a detail, naming the path's token whenever the path held a valid one.
+//
+// The same input also goes through the channel management and broadcast rules: a path they
+// route names a well-formed bundle and is never /3/device; a create body they accept is a JSON
+// object; a channel id they accept decodes as base64.
 
+import Foundation
 @testable import FakeAPNs
 
 private let validators = [
@@ -45,7 +50,27 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
             }
         }
     }
+    checkChannelRules(request)
     return 0
+}
+
+/// The channel and broadcast APIs' pure rules on the same request.
+private func checkChannelRules(_ request: HTTP2Request) {
+    let path = request.path
+    if let route = ChannelRoute(path: path) {
+        require(!route.bundleID.isEmpty && !route.bundleID.contains("/"), "routed \(path) to bundle \(route.bundleID)")
+        require(!path.hasPrefix("/3/"), "routed a device path \(path)")
+        require(!route.methods.isEmpty, "no method for \(route)")
+    }
+    request.body.withUnsafeBytes { body in
+        if case .success = ChannelRequests.storagePolicy(createBody: body) {
+            require((try? JSONValue.parse(body))?.objectValue != nil, "accepted a create body that is not an object")
+        }
+    }
+    if let id = request.firstValue(of: "apns-channel-id"), ChannelRequests.isWellFormedChannelID(id) {
+        require(Data(base64Encoded: id)?.isEmpty == false, "accepted channel id \(id)")
+    }
+    _ = ChannelRequests.clientRequestID(request.firstValue(of: "apns-request-id"))
 }
 
 /// Line 1: the topics; then "name: value" lines to the first empty line; then the body.

@@ -45,6 +45,13 @@ extension PushNotification {
             if let token = http2.providerToken {
                 members += [(key: "keyID", value: .string(token.keyID)), (key: "teamID", value: .string(token.teamID))]
             }
+            if let channelID = http2.channelID {
+                members += [
+                    (key: "channel", value: .string(channelID)),
+                    (key: "requestID", value: http2.requestID.map { .string($0) } ?? .null),
+                    (key: "uniqueID", value: http2.uniqueID.map { .string($0) } ?? .null),
+                ]
+            }
         }
         members += [
             (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),
@@ -240,6 +247,14 @@ extension PushNotification {
                 JSONWriter.writeString(token.keyID, to: &output)
                 JSONWriter.append(#","teamID":"#, to: &output)
                 JSONWriter.writeString(token.teamID, to: &output)
+            }
+            if let channelID = http2.channelID {
+                JSONWriter.append(#","channel":"#, to: &output)
+                JSONWriter.writeString(channelID, to: &output)
+                JSONWriter.append(#","requestID":"#, to: &output)
+                writeOptional(http2.requestID, to: &output)
+                JSONWriter.append(#","uniqueID":"#, to: &output)
+                writeOptional(http2.uniqueID, to: &output)
             }
         }
 
