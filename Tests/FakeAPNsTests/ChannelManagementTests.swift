@@ -141,12 +141,14 @@ final class ChannelManagementTests: XCTestCase {
         let missing = try client.send(Self.create())
         XCTAssertEqual(missing.status, 403)
         XCTAssertEqual(missing.reason, "MissingProviderToken")
+        XCTAssertEqual(client.serverStreamLimit, 1, "a refusal does not open the streams")
         let old = try ProviderTokenSigner.sign(
             keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID, issuedAt: Date().addingTimeInterval(-7200))
         XCTAssertEqual(try client.send(Self.create(headers: [("authorization", "bearer \(old)")])).reason, "ExpiredProviderToken")
         let now = Date()
         let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID, issuedAt: now)
         XCTAssertEqual(try client.send(Self.create(headers: [("authorization", "bearer \(token)")])).status, 201)
+        XCTAssertEqual(client.serverStreamLimit, 1000, "a success opens them")
         let soon = try ProviderTokenSigner.sign(
             keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID, issuedAt: now.addingTimeInterval(60))
         let early = try client.send(Self.request("GET", channel: nil, path: "/1/apps/\(Self.bundle)/all-channels").with(

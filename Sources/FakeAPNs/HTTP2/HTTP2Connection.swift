@@ -541,7 +541,6 @@ extension HTTP2Connection {
         case .broadcast(let bundleID):
             broadcast(stream, fields, bundleID: bundleID, body: body, bodySize: bodySize, requestID: requestID)
         }
-        openStreams()
     }
 
     /// Steps 1 and 2 of the order: path, method, headers, credentials, bundle.
@@ -656,11 +655,13 @@ extension HTTP2Connection {
         answerChannel(stream, status: 200, requestID: requestID, headers: [("apns-unique-id", uniqueID)])
     }
 
-    /// Answers with `status`, `apns-request-id`, `extra` headers and `body` (JSON, when any).
+    /// Answers with `status`, `apns-request-id`, `extra` headers and `body` (JSON, when any);
+    /// a success opens the streams, as one on `/3/device` does.
     private func answerChannel(
         _ stream: Int32, status: Int, requestID: String, headers extra: [(String, String)] = [], body: [UInt8] = []
     ) {
         processed(stream)
+        if status < 300 { openStreams() }
         var headers = [(":status", String(status))]
         if !body.isEmpty { headers.append(("content-type", "application/json")) }
         headers.append(("apns-request-id", requestID))
