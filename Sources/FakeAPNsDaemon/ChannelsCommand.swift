@@ -187,8 +187,8 @@ enum ChannelsCommand {
             }
         case .create, .list:
             if given.contains("--channel") {
-                throw Options.UsageError(
-                    description: "--channel applies to read and delete; the server picks a new channel's id")
+                let why = action == .create ? "the server picks a new channel's id" : "list names every channel"
+                throw Options.UsageError(description: "--channel applies to read and delete; \(why)")
             }
         }
         if action != .create && given.contains("--storage-policy") {
