@@ -250,9 +250,56 @@ struct ConnectionSettings {
             passphrase: keyPassphrase)
     }
 
+    /// Connects to the HTTP/2 provider API on `port` as these settings say, sends one request
+    /// and closes.
+    func send(_ request: ProviderAPIClient.Request, port: Int) throws -> ProviderAPIClient.Response {
+        let client = try ProviderAPIClient(
+            host: host, port: port, trustedCAsPEM: try trustedCAsPEM(), identity: try identity(),
+            timeout: timeoutDuration)
+        defer { client.close() }
+        return try client.send(request)
+    }
+
     /// The timeout as a duration.
     var timeoutDuration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
 
     /// The timeout as people say it: "1 second", "10 seconds", "0.5 seconds".
     var timeoutPhrase: String { timeoutDuration.secondsPhrase }
+}
+
+// MARK: - Token authentication
+
+/// Settings of a command that can sign a provider token (`--jwt-key`).
+protocol TokenAuthSettings: ClientSettings {
+    var jwtKey: JWTKey? { get set }
+}
+
+/// A `--jwt-key KEYID:TEAMID:FILE`: the .p8 key a client command signs its provider token with.
+struct JWTKey {
+    let keyID: String
+    let teamID: String
+    let path: String
+
+    /// The `--jwt-key` option; `help` says when it applies.
+    static func option<Settings: TokenAuthSettings>(help: String) -> ClientOption<Settings> {
+        ClientOption(flag: "--jwt-key", argument: "KEYID:TEAMID:FILE", help: help) {
+            let parts = $1.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
+                throw Options.UsageError(description: "--jwt-key takes KEYID:TEAMID:FILE, not '\($1)'")
+            }
+            $0.jwtKey = JWTKey(keyID: parts[0], teamID: parts[1], path: parts[2])
+        }
+    }
+
+    /// A provider token signed with the file's key.
+    func sign() throws -> String {
+        let pem = try ClientArguments.readFile("--jwt-key", path)
+        let signed = Result { () throws(JWTKeyError) in
+            try ProviderTokenSigner.sign(keyID: keyID, teamID: teamID, privateKeyPEM: pem)
+        }
+        switch signed {
+        case .success(let token): return token
+        case .failure(let error): throw Options.UsageError(description: "--jwt-key \(path): \(error)")
+        }
+    }
 }

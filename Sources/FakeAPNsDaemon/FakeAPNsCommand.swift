@@ -1,12 +1,14 @@
 import Foundation
 
-/// The `fake-apns` command: `serve` (the default), `send`, `feedback`, `token`, `ca`.
+/// The `fake-apns` command: `serve` (the default), `send`, `channels`, `feedback`, `token`, `ca`.
 public enum FakeAPNsCommand {
     /// Runs the command line and returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
         switch arguments.first {
         case "send":
             return SendCommand.run(Array(arguments.dropFirst()))
+        case "channels":
+            return ChannelsCommand.run(Array(arguments.dropFirst()))
         case "feedback":
             return FeedbackCommand.run(Array(arguments.dropFirst()))
         case "token":

@@ -229,6 +229,7 @@ public struct Options: Sendable {
 
             Usage: fake-apns [serve] [options]    run the fake APNs (the default command)
                    fake-apns send [options]       send one notification and print the outcome
+                   fake-apns channels ACTION ...  create, read, list or delete a broadcast channel
                    fake-apns feedback [options]   read and print the feedback tuples
                    fake-apns token [options]      print a provider token (JWT) for --auth token
                    fake-apns ca                   print the test CA, PEM, that clients trust
@@ -295,7 +296,7 @@ public struct Options: Sendable {
             guard let option = table.first(where: { $0.flag == name }) else {
                 if !name.hasPrefix("-") {
                     throw UsageError(
-                        description: "unexpected argument '\(name)': the commands are serve, send, feedback, token and ca"
+                        description: "unexpected argument '\(name)': the commands are serve, send, channels, feedback, token and ca"
                             + " (see fake-apns --help)")
                 }
                 throw UsageError(description: "unknown option '\(name)' (see fake-apns --help)")

@@ -22,15 +22,8 @@ enum SendCommand {
         case frame
     }
 
-    /// A `--jwt-key KEYID:TEAMID:FILE`.
-    struct JWTKey {
-        let keyID: String
-        let teamID: String
-        let path: String
-    }
-
     /// The command line, read.
-    struct Settings: ClientSettings {
+    struct Settings: TokenAuthSettings {
         var connection = ConnectionSettings()
         var showHelp = false
         var transport = Transport.http2
@@ -52,6 +45,9 @@ enum SendCommand {
         var format = BinaryFormat.frame
         var quietPeriod = BinaryProviderClient.defaultQuietPeriod
         var jwtKey: JWTKey?
+        var broadcast = false
+        var channelID: String?
+        var bundleID: String?
 
         /// The port: `--port`, or the protocol's usual one.
         var port: Int { connection.port ?? (transport == .http2 ? 2197 : 2195) }
@@ -60,6 +56,7 @@ enum SendCommand {
     /// Options that only one protocol carries, and the flags that build the payload from parts.
     private static let binaryOnly: Set = ["--identifier", "--format", "--quiet-period"]
     private static let http2Only: Set = ["--topic", "--push-type", "--collapse-id", "--apns-id", "--jwt-key"]
+    private static let broadcastOnly: Set = ["--channel", "--bundle"]
     private static let payloadParts: Set = ["--alert", "--title", "--badge", "--sound", "--content-available"]
 
     // MARK: - Running
@@ -78,11 +75,13 @@ enum SendCommand {
             try check(parsed, given: given)
             settings = parsed
             payload = try makePayload(settings)
-            providerToken = try settings.jwtKey.map(signToken)
+            providerToken = try settings.jwtKey?.sign()
         } catch {
             return output.usageError("\(error)")
         }
         switch settings.transport {
+        case .http2 where settings.broadcast:
+            return sendBroadcast(settings, payload: payload, providerToken: providerToken, output: output)
         case .http2: return sendHTTP2(settings, payload: payload, providerToken: providerToken, output: output)
         case .binary: return sendBinary(settings, payload: payload, output: output)
         }
@@ -93,18 +92,13 @@ enum SendCommand {
     ) -> Int32 {
         let response: ProviderAPIClient.Response
         do {
-            let trusted = try settings.connection.trustedCAsPEM()
-            let identity = try settings.connection.identity()
-            let client = try ProviderAPIClient(
-                host: settings.connection.host, port: settings.port, trustedCAsPEM: trusted, identity: identity,
-                timeout: settings.connection.timeoutDuration)
-            defer { client.close() }
-            response = try client.send(
+            response = try settings.connection.send(
                 ProviderAPIClient.Request(
                     token: settings.token!, payload: payload, topic: settings.topic,
                     pushType: settings.pushType.map { PushType(rawValue: $0) }, priority: settings.priority,
                     expiration: settings.expiration, collapseID: settings.collapseID, apnsID: settings.apnsID,
-                    providerToken: providerToken))
+                    providerToken: providerToken),
+                port: settings.port)
         } catch let error as Options.UsageError {
             return output.usageError("\(error)")
         } catch {
@@ -119,6 +113,28 @@ enum SendCommand {
         if let timestamp = response.timestamp { members.append((key: "timestamp", value: .int(timestamp))) }
         if let resetCode = response.resetCode { members.append((key: "resetCode", value: .int(Int(resetCode)))) }
         output.line(JSONValue.object(JSONObject(members)).serialized())
+        return response.status == 200 ? 0 : 1
+    }
+
+    /// A broadcast to a channel: `POST /4/broadcasts/apps/<bundle>` on the provider port.
+    private static func sendBroadcast(
+        _ settings: Settings, payload: [UInt8], providerToken: String?, output: CommandOutput
+    ) -> Int32 {
+        let response: ProviderAPIClient.ChannelResponse
+        do {
+            let request = ProviderAPIClient.Request.broadcast(
+                bundleID: settings.bundleID!, channelID: settings.channelID!, payload: payload,
+                priority: settings.priority ?? 10, expiration: settings.expiration,
+                pushType: settings.pushType ?? ProviderAPIClient.Request.liveActivityPushType, apnsID: settings.apnsID,
+                providerToken: providerToken)
+            response = ProviderAPIClient.ChannelResponse(try settings.connection.send(request, port: settings.port))
+        } catch let error as Options.UsageError {
+            return output.usageError("\(error)")
+        } catch {
+            return output.failure("\(error)")
+        }
+        let leading: [JSONObject.Element] = [(key: "protocol", value: "http2"), (key: "broadcast", value: true)]
+        output.line(ChannelsCommand.line(response, leading: leading))
         return response.status == 200 ? 0 : 1
     }
 
@@ -190,6 +206,20 @@ enum SendCommand {
                 case .success(let token): settings.token = token
                 case .failure(let error): throw Options.UsageError(description: "--token: \(error)")
                 }
+            },
+            .switch(
+                "--broadcast",
+                help: "http2: broadcast a Live Activity update to a channel (POST /4/broadcasts/apps/<bundle>),"
+                    + " with --channel and --bundle instead of --token; push type LiveActivity and priority 10"
+                    + " unless given."
+            ) {
+                $0.broadcast = true
+            },
+            ClientOption(flag: "--channel", argument: "ID", help: "--broadcast: apns-channel-id, the channel.") {
+                $0.channelID = $1
+            },
+            ClientOption(flag: "--bundle", argument: "ID", help: "--broadcast: the app's bundle ID, in the path.") {
+                $0.bundleID = $1
             },
             ClientOption(
                 flag: "--alert", argument: "TEXT", help: "Alert text: aps.alert, or aps.alert.body with --title."
@@ -273,30 +303,23 @@ enum SendCommand {
             ) {
                 $0.quietPeriod = .milliseconds(Int64((try ClientArguments.seconds("--quiet-period", $1) * 1000).rounded()))
             },
-            ClientOption(
-                flag: "--jwt-key", argument: "KEYID:TEAMID:FILE",
-                help: "http2: sign a provider token with this .p8 key and send authorization: bearer <token>."
-            ) {
-                let parts = $1.split(separator: ":", maxSplits: 2).map(String.init)
-                guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
-                    throw Options.UsageError(description: "--jwt-key takes KEYID:TEAMID:FILE, not '\($1)'")
-                }
-                $0.jwtKey = JWTKey(keyID: parts[0], teamID: parts[1], path: parts[2])
-            },
+            JWTKey.option(
+                help: "http2: sign a provider token with this .p8 key and send authorization: bearer <token>."),
         ] + ConnectionSettings.options(defaultPort: "2197 for http2, 2195 for binary")
     }
 
     static var help: String {
         ClientArguments.help(
-            usage: "fake-apns send --token HEX [--alert TEXT | --json TEXT] [options]",
+            usage: "fake-apns send (--token HEX | --broadcast --channel ID --bundle ID) [--alert TEXT | --json TEXT] [options]",
             about: """
                 Sends one notification to an HTTP/2 provider API or a binary gateway (FakeAPNs, or any
                 server that speaks Apple's protocols) and prints the outcome as one JSON line.
                 """,
             table: table,
             footer: """
-                Output (<apns-id>: the notification's UUID):
+                Output (<apns-id>: the notification's UUID; <request-id>, <unique-id>: a broadcast's ids):
                   {"protocol":"http2","status":200,"apnsID":"<apns-id>","reason":null}   (410 adds "timestamp")
+                  {"protocol":"http2","broadcast":true,"status":200,"requestID":"<request-id>","uniqueID":"<unique-id>","reason":null}
                   {"protocol":"binary","accepted":true}
                   {"protocol":"binary","accepted":false,"status":8,"statusName":"Invalid token","identifier":7}
                 The binary gateway answers only refusals, so --protocol binary waits for its verdict:
@@ -310,13 +333,20 @@ enum SendCommand {
                 Examples, against fake-apns started with no options (the device token is any hex you choose):
                   fake-apns send --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --topic com.example.app
                   fake-apns send --protocol binary --token fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2 --alert Hi --badge 3
+                A broadcast (<channel-id>: the id fake-apns channels create printed):
+                    fake-apns send --broadcast --bundle com.example.app --channel <channel-id> --json '{"aps":{"event":"update","content-state":{"score":"2-1"},"timestamp":1700000000}}'
                 """)
     }
 
     /// The checks between options, once all are read.
     private static func check(_ settings: Settings, given: [String]) throws {
         try settings.connection.check()
-        guard settings.token != nil else {
+        if settings.broadcast {
+            try checkBroadcast(settings, given: given)
+        } else if let flag = given.first(where: broadcastOnly.contains) {
+            throw Options.UsageError(description: "\(flag) applies to --broadcast only")
+        }
+        guard settings.token != nil || settings.broadcast else {
             throw Options.UsageError(description: "--token is required: the device token in hex")
         }
         switch settings.transport {
@@ -349,6 +379,20 @@ enum SendCommand {
         }
         if settings.json != nil, let flag = given.first(where: payloadParts.contains) {
             throw Options.UsageError(description: "--json is a whole payload: drop \(flag) or write it into the JSON")
+        }
+    }
+
+    /// A broadcast goes to a channel of a bundle over HTTP/2, never to a device or a topic.
+    private static func checkBroadcast(_ settings: Settings, given: [String]) throws {
+        if settings.transport == .binary {
+            throw Options.UsageError(description: "--broadcast is an HTTP/2 request: drop --protocol binary")
+        }
+        if let flag = given.first(where: ["--token", "--topic", "--collapse-id"].contains) {
+            throw Options.UsageError(
+                description: "\(flag) does not apply to --broadcast, which goes to --channel of --bundle")
+        }
+        guard settings.channelID != nil, settings.bundleID != nil else {
+            throw Options.UsageError(description: "--broadcast needs --channel ID and --bundle ID")
         }
     }
 
@@ -426,17 +470,5 @@ enum SendCommand {
     /// Parses JSON, as a `Result` (typed throws in a `do` block trips the optimizer of Swift 6.3).
     private static func parseJSON(_ text: String) -> Result<JSONValue, JSONParseError> {
         Result { () throws(JSONParseError) in try JSONValue(parsing: text) }
-    }
-
-    /// A provider token signed with the `--jwt-key` file.
-    private static func signToken(_ key: JWTKey) throws -> String {
-        let pem = try ClientArguments.readFile("--jwt-key", key.path)
-        let signed = Result { () throws(JWTKeyError) in
-            try ProviderTokenSigner.sign(keyID: key.keyID, teamID: key.teamID, privateKeyPEM: pem)
-        }
-        switch signed {
-        case .success(let token): return token
-        case .failure(let error): throw Options.UsageError(description: "--jwt-key \(key.path): \(error)")
-        }
     }
 }
