@@ -19,33 +19,20 @@ package final class BroadcastTestServer {
         }
     }
 
-    private let process = Process()
+    private let peer: PythonPeer
     private let record: URL
     /// The port it listens on, on 127.0.0.1, for both APIs.
-    package let port: Int
+    package var port: Int { peer.port }
 
     package init() throws {
         record = FileManager.default.temporaryDirectory.appendingPathComponent("broadcast-\(UUID().uuidString).jsonl")
         try Data().write(to: record)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            repositoryRoot.appendingPathComponent("Tests/Clients/apns_broadcast_server.py").path,
-            "--cert", testCertificatePath("server.pem"), "--key", testCertificatePath("server.key"),
-            "--record", record.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw ProviderClientError(message: "apns_broadcast_server.py did not start") }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else { throw ProviderClientError(message: "apns_broadcast_server.py printed no port") }
-        self.port = port
+        peer = try PythonPeer(
+            [
+                repositoryRoot.appendingPathComponent("Tests/Clients/apns_broadcast_server.py").path,
+                "--cert", testCertificatePath("server.pem"), "--key", testCertificatePath("server.key"),
+                "--record", record.path,
+            ], name: "apns_broadcast_server.py")
     }
 
     /// Every request received so far, in order.
@@ -64,10 +51,6 @@ package final class BroadcastTestServer {
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
         try? FileManager.default.removeItem(at: record)
     }
 }

@@ -293,34 +293,13 @@ private final class PythonTLSPeer {
         os._exit(0)
         """
 
-    private let process = Process()
+    private let peer: PythonPeer
     /// The port it listens on, on 127.0.0.1.
-    let port: Int
+    var port: Int { peer.port }
 
     init(ending: Ending) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c", Self.script, ending.rawValue, testCertificatePath("server.pem"), testCertificatePath("server.key"),
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw ProviderClientError(message: "the Python peer did not start") }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else { throw ProviderClientError(message: "the Python peer printed no port") }
-        self.port = port
-    }
-
-    deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        peer = try PythonPeer(
+            ["-c", Self.script, ending.rawValue, testCertificatePath("server.pem"), testCertificatePath("server.key")],
+            name: "the Python peer")
     }
 }
