@@ -21,36 +21,17 @@ final class ChannelsCommandTests: XCTestCase {
         server = nil
     }
 
-    /// What a command printed and returned.
-    private struct Outcome {
-        let status: Int32
-        let lines: [String]
-        let errors: [String]
-
-        /// The only output line, as JSON.
-        func json(file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
-            XCTAssertEqual(lines.count, 1, "lines: \(lines), errors: \(errors)", file: file, line: line)
-            return try JSONValue(parsing: XCTUnwrap(lines.first, file: file, line: line))
-        }
-    }
-
     /// Runs the built `fake-apns` with `arguments` and the test server's port.
-    private func run(_ arguments: [String]) throws -> Outcome {
-        let result = try runTool(DaemonProcess.executable.path, arguments + ["--port", String(server.port)])
-        let lines = { (text: String) in text.split(separator: "\n").map(String.init) }
-        return Outcome(status: result.status, lines: lines(result.output), errors: lines(result.error))
+    private func run(_ arguments: [String]) throws -> CommandOutcome {
+        try CommandOutcome(executable: arguments + ["--port", String(server.port)])
     }
 
-    private func channels(_ arguments: [String]) -> Outcome {
-        let capture = CommandCapture()
-        let status = ChannelsCommand.run(arguments, output: capture.output)
-        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
+    private func channels(_ arguments: [String]) -> CommandOutcome {
+        CommandOutcome(running: ChannelsCommand.run, arguments)
     }
 
-    private func send(_ arguments: [String]) -> Outcome {
-        let capture = CommandCapture()
-        let status = SendCommand.run(arguments, output: capture.output)
-        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
+    private func send(_ arguments: [String]) -> CommandOutcome {
+        CommandOutcome(running: SendCommand.run, arguments)
     }
 
     private func lastRequest() throws -> BroadcastTestServer.Recorded {
@@ -170,7 +151,7 @@ final class ChannelsCommandTests: XCTestCase {
 
     func testUsageErrorsExit64AndSendNothing() throws {
         let port = ["--port", String(server.port)]
-        let cases: [(Outcome, String)] = [
+        let cases: [(CommandOutcome, String)] = [
             (channels(port), "channels takes an action"),
             (channels(["rename", "--bundle", "com.example.app"] + port), "not 'rename'"),
             (channels(["create"] + port), "--bundle is required"),

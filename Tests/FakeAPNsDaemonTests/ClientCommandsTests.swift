@@ -21,44 +21,25 @@ final class ClientCommandsTests: XCTestCase {
         testCertificatePath(name)
     }
 
-    /// What a command printed and returned.
-    private struct Outcome {
-        let status: Int32
-        let lines: [String]
-        let errors: [String]
-
-        /// The only output line, as JSON.
-        func json(file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
-            XCTAssertEqual(lines.count, 1, "lines: \(lines), errors: \(errors)", file: file, line: line)
-            return try JSONValue(parsing: XCTUnwrap(lines.first, file: file, line: line))
-        }
+    private func send(_ arguments: [String]) -> CommandOutcome {
+        CommandOutcome(running: SendCommand.run, arguments)
     }
 
-    private func send(_ arguments: [String]) -> Outcome {
-        let capture = CommandCapture()
-        let status = SendCommand.run(arguments, output: capture.output)
-        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
-    }
-
-    private func sendHTTP2(_ arguments: [String]) -> Outcome {
+    private func sendHTTP2(_ arguments: [String]) -> CommandOutcome {
         send(["--port", String(server.http2Port!), "--token", Self.token] + arguments)
     }
 
-    private func sendBinary(_ arguments: [String]) -> Outcome {
+    private func sendBinary(_ arguments: [String]) -> CommandOutcome {
         send(["--protocol", "binary", "--port", String(server.gatewayPort), "--token", Self.token] + arguments)
     }
 
     /// Runs the built `fake-apns send` as a child process.
-    private func runSendExecutable(_ arguments: [String]) throws -> Outcome {
-        let result = try runTool(DaemonProcess.executable.path, ["send"] + arguments)
-        let lines = { (text: String) in text.split(separator: "\n").map(String.init) }
-        return Outcome(status: result.status, lines: lines(result.output), errors: lines(result.error))
+    private func runSendExecutable(_ arguments: [String]) throws -> CommandOutcome {
+        try CommandOutcome(executable: ["send"] + arguments)
     }
 
-    private func feedback(_ arguments: [String]) -> Outcome {
-        let capture = CommandCapture()
-        let status = FeedbackCommand.run(arguments, output: capture.output)
-        return Outcome(status: status, lines: capture.lines, errors: capture.errors)
+    private func feedback(_ arguments: [String]) -> CommandOutcome {
+        CommandOutcome(running: FeedbackCommand.run, arguments)
     }
 
     // MARK: - HTTP/2

@@ -1,4 +1,6 @@
 import FakeAPNs
+import FakeAPNsTestSupport
+import XCTest
 
 @testable import FakeAPNsDaemon
 
@@ -17,4 +19,35 @@ final class CommandCapture: Sendable {
     var lines: [String] { printed.withLock { $0.lines } }
     /// The error messages printed so far, in order.
     var errors: [String] { printed.withLock { $0.errors } }
+}
+
+/// What a command printed and returned: run in-process through a `CommandCapture`, or as the
+/// built `fake-apns`.
+struct CommandOutcome {
+    let status: Int32
+    let lines: [String]
+    let errors: [String]
+
+    /// Runs `command` (`SendCommand.run`, `FeedbackCommand.run`...) in-process on `arguments`.
+    init(running command: ([String], CommandOutput) -> Int32, _ arguments: [String]) {
+        let capture = CommandCapture()
+        status = command(arguments, capture.output)
+        lines = capture.lines
+        errors = capture.errors
+    }
+
+    /// Runs the built `fake-apns` with `arguments` as a child process.
+    init(executable arguments: [String]) throws {
+        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let split = { (text: String) in text.split(separator: "\n").map(String.init) }
+        status = result.status
+        lines = split(result.output)
+        errors = split(result.error)
+    }
+
+    /// The only output line, as JSON.
+    func json(file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
+        XCTAssertEqual(lines.count, 1, "lines: \(lines), errors: \(errors)", file: file, line: line)
+        return try JSONValue(parsing: XCTUnwrap(lines.first, file: file, line: line))
+    }
 }

@@ -9,9 +9,8 @@ final class TokenAndCACommandTests: XCTestCase {
     private static let device = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
 
     private func token(_ arguments: [String]) -> (status: Int32, lines: [String], errors: [String]) {
-        let capture = CommandCapture()
-        let status = TokenCommand.run(arguments, output: capture.output)
-        return (status, capture.lines, capture.errors)
+        let outcome = CommandOutcome(running: TokenCommand.run, arguments)
+        return (outcome.status, outcome.lines, outcome.errors)
     }
 
     /// The JSON of one base64url part of a JWT.
@@ -107,14 +106,14 @@ final class TokenAndCACommandTests: XCTestCase {
     }
 
     func testCAPrintsTheBuiltInTestCA() throws {
-        let capture = CommandCapture()
-        XCTAssertEqual(CACommand.run([], output: capture.output), 0)
-        XCTAssertEqual(capture.lines, [TestCertificates.caPEM.trimmingCharacters(in: .newlines)])
+        let printed = CommandOutcome(running: CACommand.run, [])
+        XCTAssertEqual(printed.status, 0)
+        XCTAssertEqual(printed.lines, [TestCertificates.caPEM.trimmingCharacters(in: .newlines)])
         let run = try ChildProcess.shell("fake-apns ca | openssl x509 -noout -subject")
         XCTAssertEqual(run.status, 0, run.errors)
         XCTAssertTrue(run.output.contains("FakeAPNs Test CA"), run.output)
-        let bogus = CommandCapture()
-        XCTAssertEqual(CACommand.run(["--bogus"], output: bogus.output), 64)
+        let bogus = CommandOutcome(running: CACommand.run, ["--bogus"])
+        XCTAssertEqual(bogus.status, 64)
         XCTAssertTrue(bogus.errors.joined().contains("--bogus"), "\(bogus.errors)")
     }
 
@@ -127,8 +126,8 @@ final class TokenAndCACommandTests: XCTestCase {
         for option in ["--key ", "--key-id ", "--team-id ", "--issued-at ", "--help "] {
             XCTAssertTrue(help.lines.joined().contains(option), option)
         }
-        let ca = CommandCapture()
-        XCTAssertEqual(CACommand.run(["--help"], output: ca.output), 0)
+        let ca = CommandOutcome(running: CACommand.run, ["--help"])
+        XCTAssertEqual(ca.status, 0)
         XCTAssertTrue(ca.lines.joined().contains("Usage: fake-apns ca"))
     }
 }
