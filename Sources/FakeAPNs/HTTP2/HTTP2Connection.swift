@@ -619,13 +619,11 @@ extension HTTP2Connection {
             }
             expiration = seconds
         }
-        let priority: Priority
-        switch fields.priority {
-        case "10": priority = .immediately
-        case "5": priority = .consideringDevicePower
-        case "1": priority = .prioritizingPowerEfficiency
-        case nil: return refused(.badPriority, "a broadcast needs apns-priority (10, 5 or 1)")
-        case let value?: return refused(.badPriority, "apns-priority \(value.debugDescription) is not 10, 5 or 1")
+        guard let value = fields.priority else {
+            return refused(.badPriority, "a broadcast needs apns-priority (10, 5 or 1)")
+        }
+        guard let priority = RequestValidator.priority(value) else {
+            return refused(.badPriority, "apns-priority \(value.debugDescription) is not 10, 5 or 1")
         }
         let channel: Channel
         switch existingChannel(channelID, bundleID: bundleID) {

@@ -187,15 +187,12 @@ struct RequestValidator: Sendable {
         }
         var priority = Priority.immediately
         if let value = fields.priority {
-            switch value {
-            case "10": priority = .immediately
-            case "5": priority = .consideringDevicePower
-            case "1": priority = .prioritizingPowerEfficiency
-            default:
+            guard let known = Self.priority(value) else {
                 return .rejected(
                     .badPriority, detail: "apns-priority \(Self.quoted(value)) is not 10, 5 or 1",
                     deviceToken: deviceToken)
             }
+            priority = known
         }
         var pushType: PushType?
         if let value = fields.pushType {
@@ -325,6 +322,16 @@ struct RequestValidator: Sendable {
     private static let hexValues: [UInt8] = (0...255).map { HexDigit.value(UInt8($0)) ?? 0xFF }
 
     // MARK: - Header values
+
+    /// The priority an `apns-priority` value names: exactly `10`, `5` or `1`; nil otherwise.
+    static func priority(_ value: String) -> Priority? {
+        switch value {
+        case "10": .immediately
+        case "5": .consideringDevicePower
+        case "1": .prioritizingPowerEfficiency
+        default: nil
+        }
+    }
 
     /// `text` lowercased when it is a canonical UUID, 8-4-4-4-12 hex digits in either case.
     static func canonicalUUID(_ text: String) -> String? {
