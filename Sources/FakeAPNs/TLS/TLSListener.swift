@@ -217,7 +217,7 @@ final class TLSListener: @unchecked Sendable {
             if accept(from: socket, spare: &spare) {
                 backoff = 0
             } else {
-                backoff = min(max(backoff * 2, 10), 320)
+                backoff = min(max(backoff * 2, 10), 80)
             }
         }
     }
@@ -280,22 +280,35 @@ final class TLSListener: @unchecked Sendable {
     }
 
     /// With no descriptor left in the process: gives up the spare one to accept the connection
-    /// waiting and close it. False when even that found no descriptor: another thread of the
-    /// process took the number between its release and the accept (a thread's first allocation
-    /// reads the processor count from a file; a runtime opens its timer descriptor lazily), so
-    /// the spare is lost until a descriptor is free again.
+    /// waiting and close it. Another thread of the process may take the number between its
+    /// release and the accept (a thread's first allocation reads the processor count from a
+    /// file; a runtime opens its timer descriptor lazily), and hold it but a moment: so a lost
+    /// number is sought again at once, a bounded number of times, before the caller backs off.
+    /// False when every attempt found no descriptor.
     private func refuseWithSpare(from socket: Int32, spare: inout SpareDescriptor, reason: String) -> Bool {
-        guard spare.restore() else { return false }
-        spare.release()
-        let client = fakeapns_accept(socket)
-        let code = errno
-        guard client >= 0 else {
-            _ = spare.restore()
-            return code != EMFILE && code != ENFILE && code != ENOBUFS && code != ENOMEM
+        for _ in 0..<Self.spareAttempts {
+            guard spare.restore() else {
+                sched_yield()
+                continue
+            }
+            spare.release()
+            let client = fakeapns_accept(socket)
+            let code = errno
+            guard client >= 0 else {
+                if code == EMFILE || code == ENFILE { continue }
+                _ = spare.restore()
+                return code != ENOBUFS && code != ENOMEM
+            }
+            refuse(client, .noDescriptor(reason)) { spare.close(replacing: $0) }
+            return true
         }
-        refuse(client, .noDescriptor(reason)) { spare.close(replacing: $0) }
-        return true
+        _ = spare.restore()
+        return false
     }
+
+    /// How many times a listener out of descriptors seeks a number for its spare and accepts
+    /// with it before it backs off: each attempt is two or three system calls.
+    private static let spareAttempts = 256
 
     /// Closes a connection just accepted with `closing` and reports why (the report may wait
     /// for the event log, so it comes last).
