@@ -22,6 +22,16 @@ extension Rejection {
             (key: "format", value: format.map { .string($0.rawValue) } ?? .null),
             (key: "httpStatus", value: httpStatus.map { .int($0) } ?? .null),
             (key: "apnsID", value: apnsID.map { .string($0) } ?? .null),
+            (key: "topic", value: topic.map { .string($0) } ?? .null),
+        ]
+        if let channelOperation {
+            members += [
+                (key: "channelOperation", value: .string(channelOperation.rawValue)),
+                (key: "channel", value: channelID.map { .string($0) } ?? .null),
+                (key: "requestID", value: requestID.map { .string($0) } ?? .null),
+            ]
+        }
+        members += [
             (key: "responseSent", value: .bool(responseSent)),
             (key: "connectionClosed", value: .bool(connectionClosed)),
             (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),

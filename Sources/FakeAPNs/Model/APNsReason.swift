@@ -121,6 +121,8 @@ public struct APNsReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let badRequestParams = APNsReason(rawValue: "BadRequestParams")
     /// A channel management body that is not a JSON object.
     public static let badRequestPayload = APNsReason(rawValue: "BadRequestPayload")
+    /// The bundle's broadcast capability is not enabled (``ChannelRegistry/broadcastBundleIDs``).
+    public static let featureNotEnabled = APNsReason(rawValue: "FeatureNotEnabled")
     /// The bundle has the most channels allowed.
     public static let cannotCreateChannelConfig = APNsReason(rawValue: "CannotCreateChannelConfig")
     /// A broadcast without `apns-push-type`.

@@ -38,6 +38,24 @@ public struct Channel: Sendable, Hashable {
     }
 }
 
+/// What a request to the channel management or broadcast API asks for, as a refusal of one
+/// records it (``Rejection/channelOperation``).
+public enum ChannelOperation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `POST /1/apps/<bundle>/channels`.
+    case create
+    /// `GET /1/apps/<bundle>/channels` with `apns-channel-id`.
+    case read
+    /// `DELETE /1/apps/<bundle>/channels` with `apns-channel-id`.
+    case delete
+    /// `GET /1/apps/<bundle>/all-channels`.
+    case list
+    /// `POST /4/broadcasts/apps/<bundle>`.
+    case broadcast
+
+    /// The operation's name, as the daemon's JSON writes it.
+    public var description: String { rawValue }
+}
+
 /// One broadcast as one subscribed device received it: what Apple gives a provider no way to
 /// see, and what a test asserts ("the three phones following match 42 got the score").
 public struct BroadcastDelivery: Sendable {

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A notification the server refused, and why: malformed input, the device registry, or a
-/// fault rule. Every refusal lands on `server.rejections`, which pops like `notifications`.
+/// fault rule. Every refusal lands on `server.rejections`, which pops like `notifications`:
+/// those of the channel management and broadcast APIs too (``channelOperation`` says which).
 ///
 /// ```swift
 /// let rejection = try server.rejections.pop(timeout: .seconds(2))
@@ -82,6 +83,17 @@ public struct Rejection: Sendable, CustomStringConvertible {
     public package(set) var format: PushNotification.Format?
     /// HTTP/2: the `apns-id` of the refused request.
     public package(set) var apnsID: String?
+    /// HTTP/2: the `apns-topic` of the refused request, when it had one; channel management and
+    /// broadcast: the bundle ID of the path.
+    public package(set) var topic: String?
+    /// Channel management and broadcast: what the request asked for; nil for a notification
+    /// to a device, or a method the path does not answer.
+    public package(set) var channelOperation: ChannelOperation?
+    /// Channel management and broadcast: the `apns-channel-id` sent, as sent.
+    public package(set) var channelID: String?
+    /// Channel management and broadcast: the `apns-request-id` answered (the client's, or one
+    /// the server made).
+    public package(set) var requestID: String?
     /// HTTP/2 410: the time the token became invalid, sent as `timestamp` in the body.
     public package(set) var unregisteredAt: Date?
     /// The connection it came over.
@@ -95,7 +107,8 @@ public struct Rejection: Sendable, CustomStringConvertible {
     package init(
         answer: Answer? = nil, reason: String? = nil, detail: String, cause: Cause,
         responseSent: Bool, connectionClosed: Bool, identifier: UInt32 = 0, deviceToken: DeviceToken? = nil,
-        payload: Payload? = nil, format: PushNotification.Format? = nil, apnsID: String? = nil,
+        payload: Payload? = nil, format: PushNotification.Format? = nil, apnsID: String? = nil, topic: String? = nil,
+        channelOperation: ChannelOperation? = nil, channelID: String? = nil, requestID: String? = nil,
         unregisteredAt: Date? = nil, connection: ConnectionInfo, receivedAt: Date = Date(), sequenceNumber: UInt64 = 0
     ) {
         self.answer = answer
@@ -109,6 +122,10 @@ public struct Rejection: Sendable, CustomStringConvertible {
         self.payload = payload
         self.format = format
         self.apnsID = apnsID
+        self.topic = topic
+        self.channelOperation = channelOperation
+        self.channelID = channelID
+        self.requestID = requestID
         self.unregisteredAt = unregisteredAt
         self.connection = connection
         self.receivedAt = receivedAt
@@ -124,7 +141,12 @@ public struct Rejection: Sendable, CustomStringConvertible {
         case nil: break
         }
         text += ")"
-        text += apnsID.map { " apns-id \($0)" } ?? " id \(identifier)"
+        if let channelOperation {
+            text += " \(channelOperation) \(topic ?? "")" + (channelID.map { " channel \($0)" } ?? "")
+            text += requestID.map { " apns-request-id \($0)" } ?? ""
+        } else {
+            text += apnsID.map { " apns-id \($0)" } ?? " id \(identifier)"
+        }
         if let deviceToken { text += " token \(deviceToken.hex)" }
         return text + ": \(detail)"
     }

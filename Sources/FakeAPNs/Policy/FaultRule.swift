@@ -13,11 +13,16 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         /// Notifications to this device.
         case token(DeviceToken)
         /// Notifications for this topic: on the binary gateway, the topic (UID) of the
-        /// connection's client certificate.
+        /// connection's client certificate; on HTTP/2, `apns-topic` without its push type's
+        /// suffix; on the channel management and broadcast APIs, the bundle ID of the path.
         case topic(String)
-        /// The Nth notification to arrive after the rule was added (1 is the next one).
+        /// Requests naming this channel (`apns-channel-id`): broadcasts to it, and reading or
+        /// deleting it. Never a notification to a device.
+        case channel(String)
+        /// The Nth request judged after the rule was added (1 is the next one): a notification
+        /// on either protocol, a broadcast, or a channel management request.
         case nth(Int)
-        /// Every notification.
+        /// Every request judged: notifications, broadcasts and channel management alike.
         case every
 
         /// What the rule matches.
@@ -25,6 +30,7 @@ public struct FaultRule: Sendable, CustomStringConvertible {
             switch self {
             case .token(let token): "token \(token.hex)"
             case .topic(let topic): "topic \(topic)"
+            case .channel(let channelID): "channel \(channelID)"
             case .nth(let n): "notification #\(n) after the rule was added"
             case .every: "every notification"
             }
@@ -188,16 +194,25 @@ public final class FaultRules: @unchecked Sendable {
         lock.withLock { entries }
     }
 
-    /// The action of the first rule that hits this notification, counting it as used; the
-    /// caller holds the lock.
-    func actionLocked(for token: DeviceToken, topic: String?) -> (FaultRule, FaultRule.Action)? {
+    /// What a rule can match a request by: a notification's token and topic, or a channel
+    /// request's bundle and channel.
+    struct Subject {
+        var token: DeviceToken?
+        var topic: String?
+        var channelID: String?
+    }
+
+    /// The action of the first rule that hits this request, counting it as used; the caller
+    /// holds the lock.
+    func actionLocked(for subject: Subject) -> (FaultRule, FaultRule.Action)? {
         var found: Int?
         for index in entries.indices {
             entries[index].seen += 1
             guard found == nil, entries[index].remaining != 0 else { continue }
             let hit: Bool = switch entries[index].rule.match {
-            case .token(let wanted): wanted == token
-            case .topic(let wanted): wanted == topic
+            case .token(let wanted): wanted == subject.token
+            case .topic(let wanted): wanted == subject.topic
+            case .channel(let wanted): wanted == subject.channelID
             case .nth(let n): entries[index].seen == n
             case .every: true
             }

@@ -56,13 +56,25 @@ final class Policy: Sendable {
     /// on it, so only the registry is asked.
     func judge(token: DeviceToken, topic: String?, afterDelay: Bool = false) -> Verdict {
         lock.withLock {
-            if !afterDelay, let (rule, action) = faults.actionLocked(for: token, topic: topic) {
-                if case .delay(let duration) = action { return .delay(duration) }
-                return .fault(rule, action)
-            }
+            if !afterDelay, let verdict = faultLocked(FaultRules.Subject(token: token, topic: topic)) { return verdict }
             let verdict = devices.verdictLocked(for: token, topic: topic, serverEnvironment: environment)
             return verdict == .accept ? .accept : .registry(verdict)
         }
+    }
+
+    /// The verdict on a channel management or broadcast request, for `bundleID` and, when the
+    /// request names one, `channelID`: only fault rules apply (the registry knows devices).
+    /// `afterDelay` as for ``judge(token:topic:afterDelay:)``.
+    func judgeChannelRequest(bundleID: String, channelID: String?, afterDelay: Bool = false) -> Verdict {
+        guard !afterDelay else { return .accept }
+        return lock.withLock { faultLocked(FaultRules.Subject(topic: bundleID, channelID: channelID)) ?? .accept }
+    }
+
+    /// The first rule's action on `subject`, as a verdict; nil when none hits. With the lock held.
+    private func faultLocked(_ subject: FaultRules.Subject) -> Verdict? {
+        guard let (rule, action) = faults.actionLocked(for: subject) else { return nil }
+        if case .delay(let duration) = action { return .delay(duration) }
+        return .fault(rule, action)
     }
 }
 

@@ -32,11 +32,27 @@ public final class ChannelRegistry: @unchecked Sendable {
     /// The most channels of all bundles together.
     package static let maximumChannels = 100_000
 
+    /// The bundles whose broadcast capability is enabled, as it is in an app's identifier on
+    /// Apple's developer site; nil (the default) enables every bundle. Channel management and
+    /// broadcast requests for any other bundle are answered 400 `FeatureNotEnabled`. A reset
+    /// restores the value the registry was made with (``FakeAPNsServer/Configuration/broadcastBundleIDs``).
+    public var broadcastBundleIDs: Set<String>? {
+        get { lock.withLock { enabledBundles } }
+        set { lock.withLock { enabledBundles = newValue } }
+    }
+
+    /// Whether `bundleID` may use channels and broadcasts (see ``broadcastBundleIDs``).
+    package func isBroadcastEnabled(for bundleID: String) -> Bool {
+        lock.withLock { enabledBundles?.contains(bundleID) ?? true }
+    }
+
     private let clock: @Sendable () -> Date
     private let onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
     private let lock = ConditionLock()
     // Protected by `lock`:
     private var perBundleLimit = 10_000
+    private var enabledBundles: Set<String>?
+    private let initialEnabledBundles: Set<String>?
     private var channels: [String: Entry] = [:]
     private var idsByBundle: [String: [String]] = [:]
     private var issued: UInt64 = 0
@@ -51,12 +67,15 @@ public final class ChannelRegistry: @unchecked Sendable {
     }
 
     /// A registry for `environment`; `clock` dates channels and judges stored messages' age;
-    /// `onChange` hears each channel created (true) or deleted (false), outside the lock.
+    /// `onChange` hears each channel created (true) or deleted (false), outside the lock;
+    /// `broadcastBundleIDs` as the property of that name.
     package init(
         environment: PushEnvironment, retention: Int?, clock: @escaping @Sendable () -> Date,
-        onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
+        broadcastBundleIDs: Set<String>? = nil, onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
     ) {
         self.environment = environment
+        enabledBundles = broadcastBundleIDs
+        initialEnabledBundles = broadcastBundleIDs
         self.clock = clock
         self.onChange = onChange
         deliveries = Mailbox(noun: "broadcast delivery", capacity: retention)
@@ -179,10 +198,11 @@ public final class ChannelRegistry: @unchecked Sendable {
         }
     }
 
-    /// Forgets every channel, subscription, stored message and delivery. Ids given before are
-    /// still never given again.
+    /// Forgets every channel, subscription, stored message and delivery, and enables the bundles
+    /// it was made with again. Ids given before are still never given again.
     package func reset() {
         lock.withLock {
+            enabledBundles = initialEnabledBundles
             channels = [:]
             idsByBundle = [:]
             deliveries.removeAll()

@@ -34,6 +34,10 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// 0 lets the system pick; nil (the library default): channel management is served on
         /// the HTTP/2 listener only.
         public var channelsPort: Int?
+        /// The bundles whose broadcast capability is enabled; nil (the default): every bundle.
+        /// Channel and broadcast requests for others are answered `FeatureNotEnabled`. Changed
+        /// while running through ``ChannelRegistry/broadcastBundleIDs``.
+        public var broadcastBundleIDs: Set<String>?
         /// How the HTTP/2 provider API authenticates providers (default: it does not).
         public var authentication: HTTP2Authentication
         /// The clock provider tokens are judged by (`iat` age); tests inject their own.
@@ -101,6 +105,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.feedbackPort = feedbackPort
             self.http2Port = http2Port
             self.channelsPort = nil
+            self.broadcastBundleIDs = nil
             self.authentication = authentication
             self.clock = clock
             self.environment = environment
@@ -180,7 +185,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
         channels = ChannelRegistry(
             environment: configuration.environment, retention: configuration.retention, clock: configuration.clock,
-            onChange: announceChannel)
+            broadcastBundleIDs: configuration.broadcastBundleIDs, onChange: announceChannel)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
         self.budget = ConnectionBudget(

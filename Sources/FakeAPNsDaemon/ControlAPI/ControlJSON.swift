@@ -36,6 +36,7 @@ enum ControlJSON {
         switch match {
         case .token(let token): ["token": .string(token.hex)]
         case .topic(let topic): ["topic": .string(topic)]
+        case .channel(let channelID): ["channel": .string(channelID)]
         case .nth(let n): ["nth": .int(n)]
         case .every: "every"
         }

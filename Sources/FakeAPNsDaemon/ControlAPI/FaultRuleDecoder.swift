@@ -3,7 +3,7 @@ import FakeAPNs
 /// `POST /api/v1/faults` bodies:
 ///
 /// ```json
-/// {"match": {"token": "fe15…"} | {"topic": "com.example.app"} | {"nth": 3} | "every",
+/// {"match": {"token": "fe15…"} | {"topic": "com.example.app"} | {"channel": "dHN…"} | {"nth": 3} | "every",
 ///  "action": {"reject": 8} | {"respond": "TooManyRequests", "status": 429} | {"goAway": "Shutdown"}
 ///            | "resetStream" | "closeConnection" | {"delayMilliseconds": 200},
 ///  "times": "once" | "always" | 5}
@@ -25,7 +25,7 @@ enum FaultRuleDecoder {
 
     private static func decodeMatch(_ value: JSONValue) throws -> FaultRule.Match {
         if value == "every" { return .every }
-        let expected = #"{"token": hex}, {"topic": string}, {"nth": integer} or "every""#
+        let expected = #"{"token": hex}, {"topic": string}, {"channel": string}, {"nth": integer} or "every""#
         guard let object = value.objectValue else {
             if let text = value.stringValue {
                 throw ControlError.badRequest("invalid_value", "field 'match' must be \(expected), not \(shown(text))")
@@ -33,10 +33,11 @@ enum FaultRuleDecoder {
             throw ControlError.badRequest(
                 "wrong_type", "field 'match' must be \(expected), not \(value.kindDescription)")
         }
-        let fields = try BodyFields(checking: object, allowed: ["token", "topic", "nth"], path: "match.")
-        try exactlyOne(of: ["token", "topic", "nth"], in: object, field: "match")
+        let fields = try BodyFields(checking: object, allowed: ["token", "topic", "channel", "nth"], path: "match.")
+        try exactlyOne(of: ["token", "topic", "channel", "nth"], in: object, field: "match")
         if object["token"] != nil { return .token(try fields.token("token")) }
         if let topic = try fields.string("topic", nonEmpty: true) { return .topic(topic) }
+        if let channelID = try fields.string("channel", nonEmpty: true) { return .channel(channelID) }
         return .nth(try fields.required("nth", fields.integer("nth", in: 1...Int(Int32.max), meaning: "a count")))
     }
 
