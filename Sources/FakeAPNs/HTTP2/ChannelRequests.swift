@@ -45,6 +45,18 @@ enum ChannelRoute: Equatable {
         }
     }
 
+    /// What a request with `method` asks for on this route; nil for a method it does not answer.
+    func operation(method: String) -> ChannelOperation? {
+        switch (self, method) {
+        case (.channels, "POST"): .create
+        case (.channels, "GET"): .read
+        case (.channels, "DELETE"): .delete
+        case (.allChannels, "GET"): .list
+        case (.broadcast, "POST"): .broadcast
+        default: nil
+        }
+    }
+
     /// The methods the route answers.
     var methods: [String] {
         switch self {

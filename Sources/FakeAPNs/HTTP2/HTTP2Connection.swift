@@ -324,18 +324,10 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
         // With no fault rule and an open, empty registry the policy accepts everything: one
         // atomic load instead of asking it, as the binary gateway does.
-        var verdict: Policy.Verdict
-        if context.policy.isActive {
-            let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
-            verdict = context.policy.judge(token: validated.deviceToken, topic: baseTopic)
-            if case .delay(let duration) = verdict {
-                _ = flush()
-                verdict = connection.listener.pause(duration)
-                    ? context.policy.judge(token: validated.deviceToken, topic: baseTopic, afterDelay: true) : .stopped
-            }
-        } else {
-            verdict = .accept
-        }
+        let baseTopic = context.policy.isActive ? Self.bundleTopic(validated.topic, pushType: validated.pushType) : nil
+        let verdict = context.policy.isActive
+            ? waitingOutDelays { context.policy.judge(token: validated.deviceToken, topic: baseTopic, afterDelay: $0) }
+            : .accept
         switch verdict {
         case .accept, .registry(.accept):
             accept(stream, validated, claims: claims)
@@ -346,30 +338,65 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .registry(.unregistered(let date)):
             refuse(stream, fields, body, .unregistered, "the app was uninstalled from this device at \(Timestamp.rfc3339(date))",
                    validated: validated, cause: .registry, unregisteredAt: date)
-        case .fault(let rule, .reject(let status)):
-            refuse(stream, fields, body, APNsReason(binaryStatus: status), "fault rule: \(rule)", validated: validated, cause: .fault)
-        case .fault(let rule, .respond(let reason)):
-            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault)
-        case .fault(let rule, .goAway(let reason)):
-            refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault, closes: true)
+        case .fault(let rule, let action):
+            act(
+                action, on: stream,
+                answer: { reason, closes in
+                    refuse(stream, fields, body, reason, "fault rule: \(rule)", validated: validated, cause: .fault, closes: closes)
+                },
+                unanswered: { outcome, closed in
+                    record(
+                        stream, body, validated: validated, reason: nil, label: outcome, detail: "fault rule: \(rule)",
+                        cause: .fault, responseSent: false, closed: closed)
+                })
+        case .delay, .stopped:
+            stoppedDuringDelay(stream)
+        }
+    }
+
+    /// The policy's verdict from `judge`, with a fault delay waited out: the answers owed go
+    /// first, then the connection reads nothing for the delay, then `judge` is asked again
+    /// (`afterDelay` true). `.stopped` when the server stopped meanwhile.
+    private func waitingOutDelays(_ judge: (_ afterDelay: Bool) -> Policy.Verdict) -> Policy.Verdict {
+        let verdict = judge(false)
+        guard case .delay(let duration) = verdict else { return verdict }
+        _ = flush()
+        return connection.listener.pause(duration) ? judge(true) : .stopped
+    }
+
+    /// What a fault rule's action does to a request, the same on every API: `answer` refuses
+    /// it with a reason (`closes`: a GOAWAY follows); `unanswered` records a refusal no answer
+    /// tells of ("Stream reset", "Connection closed"; `closed`: the connection closes).
+    private func act(
+        _ action: FaultRule.Action, on stream: Int32, answer: (APNsReason, _ closes: Bool) -> Void,
+        unanswered: (_ outcome: String, _ closed: Bool) -> Void
+    ) {
+        switch action {
+        case .reject(let status):
+            answer(APNsReason(binaryStatus: status), false)
+        case .respond(let reason):
+            answer(reason, false)
+        case .goAway(let reason):
+            answer(reason, true)
             goAway(errorCode: 0, debugData: Self.errorBody(reason))
-        case .fault(let rule, .resetStream):
-            record(
-                stream, body, validated: validated, reason: nil, label: "Stream reset", detail: "fault rule: \(rule)",
-                cause: .fault, responseSent: false, closed: false)
+        case .resetStream:
+            unanswered("Stream reset", false)
             session.submitReset(stream, errorCode: Self.refusedStream)
-        case .fault(let rule, .closeConnection):
-            record(
-                stream, body, validated: validated, reason: nil, label: "Connection closed",
-                detail: "fault rule: \(rule)", cause: .fault, responseSent: false, closed: true)
+        case .closeConnection:
+            unanswered("Connection closed", true)
             // The answers to what came before leave; nothing after is handled.
             streamCeiling = 0
             closing = true
-        case .fault(_, .delay), .delay, .stopped:
-            // The server stopped during a fault delay: this request was not processed.
-            session.submitReset(stream, errorCode: Self.refusedStream)
-            goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
+        case .delay:
+            // Delays come as the verdict `.delay`, waited out before the action is asked for.
+            stoppedDuringDelay(stream)
         }
+    }
+
+    /// The server stopped during a fault delay: this request was not processed.
+    private func stoppedDuringDelay(_ stream: Int32) {
+        session.submitReset(stream, errorCode: Self.refusedStream)
+        goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
     }
 
     /// The topics the connection's credentials allow, or why they do not count: certificate
@@ -487,6 +514,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
 // MARK: - Channel management and broadcasts
 
+/// One channel management or broadcast request being handled: what its refusal records.
+private struct ChannelCall {
+    let stream: Int32
+    let route: ChannelRoute
+    let operation: ChannelOperation?
+    let requestID: String
+    let fields: RequestHeaderFields
+    let body: UnsafeRawBufferPointer
+}
+
 extension HTTP2Connection {
     /// Answers a channel management or broadcast request. Apple documents no order for its
     /// checks; this one, the first failing check deciding, is the order Apple's pages suggest:
@@ -495,7 +532,8 @@ extension HTTP2Connection {
     ///    goes to the provider API's checks) and the method (`MethodNotAllowed`), then repeated headers (`DuplicateHeaders`);
     /// 2. authentication, exactly as for `/3/device` (certificate, its environment, the provider
     ///    token and the connection's token rules), then the bundle: a push type's suffix
-    ///    (`TopicDisallowed`), one the certificate does not cover (`TopicMismatch`);
+    ///    (`TopicDisallowed`), one the certificate does not cover (`TopicMismatch`), one whose
+    ///    broadcast capability is off (`FeatureNotEnabled`, see ``ChannelRegistry/broadcastBundleIDs``);
     /// 3. management: the channel id (`MissingChannelId`, `BadChannelId`) or the create body
     ///    (`BadRequestPayload`, `BadRequestParams`), then the channel's existence
     ///    (`ChannelNotRegistered`) or the limit (`CannotCreateChannelConfig`);
@@ -503,43 +541,51 @@ extension HTTP2Connection {
     ///    `apns-id` (`BadMessageId`), the expiration (`BadExpirationDate`), the priority
     ///    (`BadPriority`, required), the channel's existence, an expiration on a policy-0
     ///    channel (`BadExpirationDate`), then the payload (`PayloadEmpty`, `PayloadTooLarge`,
-    ///    `BadRequestPayload`).
+    ///    `BadRequestPayload`);
+    /// 5. fault rules, last: they act on a request that passed every check, just before its
+    ///    effect (the channel created, read, deleted or listed; the broadcast queued).
+    ///
+    /// Every refusal is recorded on the server's rejections.
     fileprivate func handleChannelRequest(
         _ route: ChannelRoute, _ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int
     ) {
-        let requestID = ChannelRequests.clientRequestID(fields.requestID) ?? uuids.next()
         let method = fields.method ?? ""
-        let refusal = checkChannelRequest(route, fields, method: method)
-        if let refusal { return answerChannelRefusal(stream, refusal, requestID: requestID) }
+        let call = ChannelCall(
+            stream: stream, route: route, operation: route.operation(method: method),
+            requestID: ChannelRequests.clientRequestID(fields.requestID) ?? uuids.next(), fields: fields, body: body)
+        if let refusal = checkChannelRequest(route, fields, method: method) { return refuseChannel(call, refusal) }
         switch route {
         case .allChannels(let bundleID):
-            answerChannel(stream, status: 200, requestID: requestID, body: ChannelRequests.listBody(context.channels.list(bundleID: bundleID)))
+            guard !faultActed(on: call) else { return }
+            answerChannel(call, status: 200, body: ChannelRequests.listBody(context.channels.list(bundleID: bundleID)))
         case .channels(let bundleID) where method == "POST":
             switch ChannelRequests.storagePolicy(createBody: body) {
             case .failure(let refusal):
-                return answerChannelRefusal(stream, refusal, requestID: requestID)
+                return refuseChannel(call, refusal)
             case .success(let policy):
+                guard !faultActed(on: call) else { return }
                 do {
                     let channel = try context.channels.create(bundleID: bundleID, storagePolicy: policy)
-                    answerChannel(stream, status: 201, requestID: requestID, headers: [("apns-channel-id", channel.id)])
+                    answerChannel(call, status: 201, headers: [("apns-channel-id", channel.id)])
                 } catch {
-                    return answerChannelRefusal(stream, ChannelRefusal(.cannotCreateChannelConfig, error.description), requestID: requestID)
+                    refuseChannel(call, ChannelRefusal(.cannotCreateChannelConfig, error.description), cause: .registry)
                 }
             }
         case .channels(let bundleID):
             let channel: Channel
             switch existingChannel(fields.channelID, bundleID: bundleID) {
-            case .failure(let refusal): return answerChannelRefusal(stream, refusal, requestID: requestID)
+            case .failure(let refusal): return refuseChannel(call, refusal.refusal, cause: refusal.cause)
             case .success(let found): channel = found
             }
+            guard !faultActed(on: call) else { return }
             if method == "GET" {
-                answerChannel(stream, status: 200, requestID: requestID, body: ChannelRequests.readBody(channel))
+                answerChannel(call, status: 200, body: ChannelRequests.readBody(channel))
             } else {
                 context.channels.delete(id: channel.id)
-                answerChannel(stream, status: 204, requestID: requestID)
+                answerChannel(call, status: 204)
             }
         case .broadcast(let bundleID):
-            broadcast(stream, fields, bundleID: bundleID, body: body, bodySize: bodySize, requestID: requestID)
+            broadcast(call, bundleID: bundleID, bodySize: bodySize)
         }
     }
 
@@ -573,29 +619,34 @@ extension HTTP2Connection {
         if case .certificate(let listed) = topics, !listed.contains(where: { $0.utf8.elementsEqual(bundleID.utf8) }) {
             return ChannelRefusal(.topicMismatch, "bundle \(bundleID) is not among the certificate's topics \(listed)")
         }
+        if !context.channels.isBroadcastEnabled(for: bundleID) {
+            return ChannelRefusal(.featureNotEnabled, "the broadcast capability is not enabled for \(bundleID)")
+        }
         return nil
     }
 
-    /// The channel `apns-channel-id` names, in this bundle, or why there is none.
-    private func existingChannel(_ channelID: String?, bundleID: String) -> Result<Channel, ChannelRefusal> {
-        guard let channelID else { return .failure(ChannelRefusal(.missingChannelId, "no apns-channel-id")) }
+    /// The channel `apns-channel-id` names, in this bundle, or why there is none (malformed,
+    /// or unknown to the registry).
+    private func existingChannel(
+        _ channelID: String?, bundleID: String
+    ) -> Result<Channel, ChannelLookupFailure> {
+        guard let channelID else { return .failure(.init(.missingChannelId, "no apns-channel-id")) }
         guard ChannelRequests.isWellFormedChannelID(channelID) else {
-            return .failure(ChannelRefusal(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64"))
+            return .failure(.init(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64"))
         }
         guard let channel = context.channels.channel(id: channelID), channel.bundleID == bundleID else {
-            return .failure(ChannelRefusal(
-                .channelNotRegistered, "no channel \(channelID) of \(bundleID) in \(context.policy.environment)"))
+            return .failure(.init(
+                .channelNotRegistered, "no channel \(channelID) of \(bundleID) in \(context.policy.environment)",
+                cause: .registry))
         }
         return .success(channel)
     }
 
     /// Step 4: a broadcast, checked and queued before its 200 leaves.
-    private func broadcast(
-        _ stream: Int32, _ fields: RequestHeaderFields, bundleID: String, body: UnsafeRawBufferPointer, bodySize: Int,
-        requestID: String
-    ) {
+    private func broadcast(_ call: ChannelCall, bundleID: String, bodySize: Int) {
+        let fields = call.fields
         func refused(_ reason: APNsReason, _ detail: String) {
-            answerChannelRefusal(stream, ChannelRefusal(reason, detail), requestID: requestID)
+            refuseChannel(call, ChannelRefusal(reason, detail))
         }
         guard let channelID = fields.channelID else { return refused(.missingChannelId, "no apns-channel-id") }
         guard ChannelRequests.isWellFormedChannelID(channelID) else {
@@ -627,7 +678,7 @@ extension HTTP2Connection {
         }
         let channel: Channel
         switch existingChannel(channelID, bundleID: bundleID) {
-        case .failure(let refusal): return answerChannelRefusal(stream, refusal, requestID: requestID)
+        case .failure(let failure): return refuseChannel(call, failure.refusal, cause: failure.cause)
         case .success(let found): channel = found
         }
         if channel.storagePolicy == .noStorage, let expiration, expiration != 0 {
@@ -639,35 +690,91 @@ extension HTTP2Connection {
                 .payloadTooLarge,
                 "the body is \(bodySize) bytes, over the broadcast limit of \(ChannelRequests.maximumBroadcastPayloadSize)")
         }
-        guard (try? JSONValue.parse(body)) != nil else { return refused(.badRequestPayload, "the body is not JSON") }
+        guard (try? JSONValue.parse(call.body)) != nil else { return refused(.badRequestPayload, "the body is not JSON") }
+        guard !faultActed(on: call) else { return }
         let uniqueID = uuids.next()
-        processed(stream)
-        batchStreams.append(stream)
+        processed(call.stream)
+        batchStreams.append(call.stream)
         batchHasBroadcast = true
         batch.append(PushNotification(
-            deviceToken: DeviceToken(bytes: []), payload: Payload(copying: body), expiration: expiration, priority: priority,
-            format: .broadcast, connection: connection.info, receivedAt: context.clock(),
+            deviceToken: DeviceToken(bytes: []), payload: Payload(copying: call.body), expiration: expiration,
+            priority: priority, format: .broadcast, connection: connection.info, receivedAt: context.clock(),
             http2: PushNotification.HTTP2Fields(
-                apnsID: apnsID ?? requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
-                providerToken: nil, channelID: channelID, requestID: requestID, uniqueID: uniqueID)))
-        answerChannel(stream, status: 200, requestID: requestID, headers: [("apns-unique-id", uniqueID)])
+                apnsID: apnsID ?? call.requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
+                providerToken: nil, channelID: channelID, requestID: call.requestID, uniqueID: uniqueID)))
+        answerChannel(call, status: 200, headers: [("apns-unique-id", uniqueID)])
+    }
+
+    /// Step 5: whether a fault rule acted on the request (answered, reset or closed on it).
+    /// With no rule and an open registry, one atomic load.
+    private func faultActed(on call: ChannelCall) -> Bool {
+        guard context.policy.isActive else { return false }
+        let verdict = waitingOutDelays {
+            context.policy.judgeChannelRequest(bundleID: call.route.bundleID, channelID: call.fields.channelID, afterDelay: $0)
+        }
+        switch verdict {
+        case .accept, .registry:
+            return false
+        case .fault(let rule, let action):
+            let detail = "fault rule: \(rule)"
+            act(
+                action, on: call.stream,
+                answer: { reason, closes in refuseChannel(call, ChannelRefusal(reason, detail), cause: .fault, closes: closes) },
+                unanswered: { outcome, closed in
+                    recordChannel(call, reason: nil, outcome: outcome, detail: detail, cause: .fault, responseSent: false, closed: closed)
+                })
+        case .delay, .stopped:
+            stoppedDuringDelay(call.stream)
+        }
+        return true
     }
 
     /// Answers with `status`, `apns-request-id`, `extra` headers and `body` (JSON, when any);
     /// a success opens the streams, as one on `/3/device` does.
-    private func answerChannel(
-        _ stream: Int32, status: Int, requestID: String, headers extra: [(String, String)] = [], body: [UInt8] = []
-    ) {
-        processed(stream)
+    private func answerChannel(_ call: ChannelCall, status: Int, headers extra: [(String, String)] = [], body: [UInt8] = []) {
+        processed(call.stream)
         if status < 300 { openStreams() }
         var headers = [(":status", String(status))]
         if !body.isEmpty { headers.append(("content-type", "application/json")) }
-        headers.append(("apns-request-id", requestID))
-        session.submitResponse(stream, headers: headers + extra, body: body)
+        headers.append(("apns-request-id", call.requestID))
+        session.submitResponse(call.stream, headers: headers + extra, body: body)
     }
 
-    /// Answers Apple's error response for a channel or broadcast request.
-    private func answerChannelRefusal(_ stream: Int32, _ refusal: ChannelRefusal, requestID: String) {
-        answerChannel(stream, status: refusal.reason.status, requestID: requestID, body: Self.errorBody(refusal.reason))
+    /// Answers Apple's error response for a channel or broadcast request and records the
+    /// refusal; `closes` when a GOAWAY follows.
+    private func refuseChannel(
+        _ call: ChannelCall, _ refusal: ChannelRefusal, cause: Rejection.Cause = .malformed, closes: Bool = false
+    ) {
+        answerChannel(call, status: refusal.reason.status, body: Self.errorBody(refusal.reason))
+        recordChannel(
+            call, reason: refusal.reason, outcome: nil, detail: refusal.detail, cause: cause, responseSent: true, closed: closes)
+    }
+
+    /// Records a refused channel or broadcast request on the rejections.
+    private func recordChannel(
+        _ call: ChannelCall, reason: APNsReason?, outcome: String?, detail: String, cause: Rejection.Cause,
+        responseSent: Bool, closed: Bool
+    ) {
+        processed(call.stream)
+        let isBroadcast = call.operation == .broadcast
+        refusalStreams.append(call.stream)
+        refusals.append(Rejection(
+            answer: reason.map { .reason($0) }, reason: outcome, detail: detail, cause: cause, responseSent: responseSent,
+            connectionClosed: closed, payload: call.body.isEmpty ? nil : Payload(copying: call.body),
+            format: isBroadcast ? .broadcast : nil, apnsID: isBroadcast ? call.fields.apnsID : nil,
+            topic: call.route.bundleID, channelOperation: call.operation, channelID: call.fields.channelID,
+            requestID: call.requestID, connection: connection.info))
+    }
+}
+
+/// Why no channel was found for a request: the refusal, and whether the request was malformed
+/// or the registry has no such channel.
+private struct ChannelLookupFailure: Error {
+    let refusal: ChannelRefusal
+    let cause: Rejection.Cause
+
+    init(_ reason: APNsReason, _ detail: String, cause: Rejection.Cause = .malformed) {
+        refusal = ChannelRefusal(reason, detail)
+        self.cause = cause
     }
 }

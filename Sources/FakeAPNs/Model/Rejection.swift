@@ -15,7 +15,8 @@ public struct Rejection: Sendable, CustomStringConvertible {
         /// The bytes were not a valid notification.
         case malformed
         /// The device registry refused the token (unknown in strict mode, other environment,
-        /// other topic, unregistered).
+        /// other topic, unregistered), or the channel registry the request (no such channel,
+        /// the channel limit).
         case registry
         /// A fault rule the test added.
         case fault
