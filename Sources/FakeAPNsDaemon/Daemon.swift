@@ -24,7 +24,16 @@ final class Daemon: Sendable {
     ) throws {
         self.options = options
         self.devices = devices
-        let server = try Self.makeServer(options: options, onEvent: onEvent, backPressure: backPressure)
+        // The start line names the channels created here: their events would come before it,
+        // where a client expects the start line first.
+        let starting = Locked(true)
+        let server = try Self.makeServer(
+            options: options,
+            onEvent: { event in
+                if case .channelCreated = event, starting.withLock({ $0 }) { return }
+                onEvent(event)
+            },
+            backPressure: backPressure)
         self.server = server
         self.channels = try channels.map { entry in
             do {
@@ -36,6 +45,7 @@ final class Daemon: Sendable {
                 throw Options.StartFailure(description: "\(entry.origin): \(error)")
             }
         }
+        starting.withLock { $0 = false }
         registerDevices()
         subscribeDevices()
     }

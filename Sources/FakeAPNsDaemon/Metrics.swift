@@ -82,7 +82,7 @@ public final class Metrics: Sendable {
                [("", counts.feedbackReads)])
         family("fakeapns_feedback_tuples_delivered_total", "counter", "Feedback tuples delivered.",
                [("", counts.feedbackTuples)])
-        family("fakeapns_channels_created_total", "counter", "Broadcast channels created (channel management API, control API, --devices).",
+        family("fakeapns_channels_created_total", "counter", "Broadcast channels created, but not those of --devices at start (which a reset creates again, counted).",
                [("", counts.channelsCreated)])
         family("fakeapns_channels_deleted_total", "counter", "Broadcast channels deleted (a reset deletes without counting).",
                [("", counts.channelsDeleted)])
