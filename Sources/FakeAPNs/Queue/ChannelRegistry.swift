@@ -107,7 +107,7 @@ public final class ChannelRegistry: @unchecked Sendable {
     public func create(
         bundleID: String, storagePolicy: Channel.StoragePolicy, id: String
     ) throws(ChannelRegistryError) -> Channel {
-        guard ChannelRequests.isWellFormedChannelID(id) else { throw .invalidChannelID(id) }
+        guard Channel.isWellFormedID(id) else { throw .invalidChannelID(id) }
         return try create(bundleID: bundleID, storagePolicy: storagePolicy, fixedID: id)
     }
 
