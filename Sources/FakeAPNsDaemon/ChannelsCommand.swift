@@ -166,8 +166,8 @@ enum ChannelsCommand {
                 Examples, against fake-apns started with no options (<channel-id>: the id create printed):
                   fake-apns channels create --bundle com.example.app --storage-policy 1
                   fake-apns channels list --bundle com.example.app
-                    fake-apns channels read --bundle com.example.app --channel <channel-id>
-                    fake-apns channels delete --bundle com.example.app --channel <channel-id>
+                  fake-apns channels read --bundle com.example.app --channel <channel-id>
+                  fake-apns channels delete --bundle com.example.app --channel <channel-id>
                 Against Apple's sandbox (<key-id>, <team-id>, <AuthKey.p8>: your token key; <bundle-id>: your app):
                     fake-apns channels create --host api-manage-broadcast.sandbox.push.apple.com --port 2195 \\
                       --ca /etc/ssl/certs/ca-certificates.crt --jwt-key <key-id>:<team-id>:<AuthKey.p8> --bundle <bundle-id>

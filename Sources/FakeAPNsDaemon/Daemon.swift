@@ -5,25 +5,49 @@ import Foundation
 import Glibc
 #endif
 
-/// The daemon's engine: the server configured from the options, with the `--devices`
-/// registered, and the control API beside it. `reset()` brings both back to how they started.
+/// The daemon's engine: the server configured from the options, with the devices and channels
+/// of `--devices` registered and created, and the control API beside it. `reset()` brings both back to how they started.
 final class Daemon: Sendable {
     let options: Options
     let server: FakeAPNsServer
     let devices: [DevicesFile.Entry]
+    /// The channels of `--devices`, as created at start (ids included), with their subscribers.
+    let channels: [(channel: FakeAPNs.Channel, subscribers: [DeviceToken])]
     private let api = Locked<(api: ControlAPI?, port: Int)>((nil, 0))
 
     /// A daemon whose server reports its events to `onEvent` (inside the server's locks: it
     /// must not block) and calls `backPressure` after them, holding no lock (it may block to
     /// slow the connections down).
     init(
-        options: Options, devices: [DevicesFile.Entry], onEvent: @escaping @Sendable (ServerEvent) -> Void,
-        backPressure: (@Sendable () -> Void)? = nil
+        options: Options, devices: [DevicesFile.Entry], channels: [DevicesFile.Channel] = [],
+        onEvent: @escaping @Sendable (ServerEvent) -> Void, backPressure: (@Sendable () -> Void)? = nil
     ) throws {
         self.options = options
         self.devices = devices
-        self.server = try Self.makeServer(options: options, onEvent: onEvent, backPressure: backPressure)
+        // The start line names the channels created here: their events would come before it,
+        // where a client expects the start line first.
+        let starting = Locked(true)
+        let server = try Self.makeServer(
+            options: options,
+            onEvent: { event in
+                if case .channelCreated = event, starting.withLock({ $0 }) { return }
+                onEvent(event)
+            },
+            backPressure: backPressure)
+        self.server = server
+        self.channels = try channels.map { entry in
+            do {
+                let made = try entry.id.map {
+                    try server.channels.create(bundleID: entry.bundleID, storagePolicy: entry.storagePolicy, id: $0)
+                } ?? server.channels.create(bundleID: entry.bundleID, storagePolicy: entry.storagePolicy)
+                return (made, entry.subscribers)
+            } catch {
+                throw Options.StartFailure(description: "\(entry.origin): \(error)")
+            }
+        }
+        starting.withLock { $0 = false }
         registerDevices()
+        subscribeDevices()
     }
 
     /// Starts the APNs listeners and the control API. A failure says which option is behind it
@@ -117,10 +141,23 @@ final class Daemon: Sendable {
     var webConnectionLimit: Int { api.withLock { $0.api?.servedConnectionLimit ?? 0 } }
 
     /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
-    /// devices of `--devices`.
+    /// devices and channels of `--devices` (with the ids they had).
     func reset() {
         server.reset()
         registerDevices()
+        for (channel, _) in channels {
+            // Cannot fail: the registry is empty, and these ids were accepted at start.
+            _ = try? server.channels.create(bundleID: channel.bundleID, storagePolicy: channel.storagePolicy, id: channel.id)
+        }
+        subscribeDevices()
+    }
+
+    /// Subscribes the `--devices` channels' devices; at start and after a reset the channels
+    /// have no stored message, so nothing is delivered.
+    private func subscribeDevices() {
+        for (channel, subscribers) in channels {
+            for token in subscribers { try? server.channels.subscribe(token, to: channel.id) }
+        }
     }
 
     private func registerDevices() {
@@ -132,19 +169,26 @@ final class Daemon: Sendable {
     /// The first line of standard output: every listener and its bound port.
     var startLine: JSONValue {
         let host = JSONValue.string(options.host)
-        return [
-            "event": "listening",
-            "version": .string(Options.version),
-            "listeners": [
+        var line: [JSONObject.Element] = [
+            ("event", "listening"),
+            ("version", .string(Options.version)),
+            ("listeners", [
                 ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
                 ["name": "feedback", "host": host, "port": .int(server.feedbackPort ?? 0)],
                 ["name": "http2", "host": host, "port": .int(server.http2Port ?? 0)],
                 ["name": "channels", "host": host, "port": .int(server.channelsPort ?? 0)],
                 ["name": "web", "host": .string(options.webHost), "port": .int(webPort)],
-            ],
-            "authentication": .string(Self.modeName(options)),
-            "environment": .string(options.environment.rawValue),
+            ]),
+            ("authentication", .string(Self.modeName(options))),
+            ("environment", .string(options.environment.rawValue)),
         ]
+        if !channels.isEmpty {
+            // The ids the registry picked, for a provider to be pointed at.
+            line.append(("channels", .array(channels.map { channel, subscribers in
+                ControlJSON.channel(channel, subscribers: subscribers)
+            })))
+        }
+        return .object(JSONObject(line))
     }
 
     /// A server configured from the command line; not started.
@@ -161,6 +205,7 @@ final class Daemon: Sendable {
             onEvent: onEvent)
         configuration.eventBackPressure = backPressure
         configuration.channelsPort = options.channelsPort
+        configuration.broadcastBundleIDs = options.broadcastBundleIDs
         configuration.handshakeTimeout = options.handshakeTimeout
         configuration.frameTimeout = options.frameTimeout
         configuration.idleTimeout = options.idleTimeout

@@ -1,13 +1,32 @@
 import FakeAPNs
 import Foundation
 
-/// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production]`; blank lines
-/// and lines starting with `#` are skipped.
+/// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production]`, and one
+/// broadcast channel a line, `channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN…]` (the tokens
+/// are its subscribers); blank lines and lines starting with `#` are skipped. A token is hex,
+/// so a line starting with `channel` cannot be a device.
 enum DevicesFile {
     struct Entry {
         let token: DeviceToken
         let topic: String?
         let environment: PushEnvironment?
+    }
+
+    /// A channel to create at start (and again at each reset, with the same id).
+    struct Channel: Sendable {
+        let bundleID: String
+        let storagePolicy: FakeAPNs.Channel.StoragePolicy
+        /// nil: the registry picks one at start.
+        let id: String?
+        let subscribers: [DeviceToken]
+        /// Where it stands, for messages: "--devices FILE line 3".
+        let origin: String
+    }
+
+    /// The devices and channels of one file, in the order they stand.
+    struct Contents {
+        var devices: [Entry] = []
+        var channels: [Channel] = []
     }
 
     struct Problem: Error, CustomStringConvertible {
@@ -19,21 +38,19 @@ enum DevicesFile {
         Result { () throws(DeviceTokenError) in try DeviceToken(hex: text) }
     }
 
-    static func read(_ path: String) throws -> [Entry] {
+    static func read(_ path: String) throws -> Contents {
         let text = try Options.readFile("--devices", path)
-        var entries: [Entry] = []
+        var contents = Contents()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            let token: DeviceToken
-            switch parseToken(fields.removeFirst()) {
-            case .success(let parsed) where parsed.count > DeviceToken.maximumByteCount:
-                throw Problem(
-                    description: "--devices \(path) line \(index + 1): a token of \(parsed.count) bytes; APNs takes 1 to \(DeviceToken.maximumByteCount)")
-            case .success(let parsed): token = parsed
-            case .failure(let error): throw Problem(description: "--devices \(path) line \(index + 1): \(error)")
+            let origin = "--devices \(path) line \(index + 1)"
+            if fields[0] == "channel" {
+                contents.channels.append(try channel(Array(fields.dropFirst()), origin: origin))
+                continue
             }
+            let token = try token(fields.removeFirst(), origin: origin)
             var topic: String?
             var environment: PushEnvironment?
             for field in fields {
@@ -42,11 +59,49 @@ enum DevicesFile {
                 } else if topic == nil && environment == nil {
                     topic = field
                 } else {
-                    throw Problem(description: "--devices \(path) line \(index + 1): unexpected '\(field)'; a line is TOKEN [TOPIC] [sandbox|production]")
+                    throw Problem(description: "\(origin): unexpected '\(field)'; a line is TOKEN [TOPIC] [sandbox|production]")
                 }
             }
-            entries.append(Entry(token: token, topic: topic, environment: environment))
+            contents.devices.append(Entry(token: token, topic: topic, environment: environment))
         }
-        return entries
+        return contents
+    }
+
+    private static func token(_ text: String, origin: String) throws -> DeviceToken {
+        switch parseToken(text) {
+        case .success(let parsed) where parsed.count > DeviceToken.maximumByteCount:
+            throw Problem(
+                description: "\(origin): a token of \(parsed.count) bytes; APNs takes 1 to \(DeviceToken.maximumByteCount)")
+        case .success(let parsed): return parsed
+        case .failure(let error): throw Problem(description: "\(origin): \(error)")
+        }
+    }
+
+    /// `BUNDLE [policy=0|1] [id=BASE64] [TOKEN…]`, after the word `channel`. The id is checked
+    /// when the channel is created, by the registry's own rule.
+    private static func channel(_ fields: [String], origin: String) throws -> Channel {
+        let usage = "a channel line is channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN...]"
+        guard let bundleID = fields.first, !bundleID.contains("=") else {
+            throw Problem(description: "\(origin): the channel has no bundle; \(usage)")
+        }
+        var policy: FakeAPNs.Channel.StoragePolicy?
+        var id: String?
+        var subscribers: [DeviceToken] = []
+        for field in fields.dropFirst() {
+            if field.hasPrefix("policy="), policy == nil, subscribers.isEmpty {
+                guard let value = Int(field.dropFirst(7)).flatMap(FakeAPNs.Channel.StoragePolicy.init(rawValue:)) else {
+                    throw Problem(description: "\(origin): policy must be 0 or 1, not '\(field.dropFirst(7))'")
+                }
+                policy = value
+            } else if field.hasPrefix("id="), id == nil, subscribers.isEmpty {
+                id = String(field.dropFirst(3))
+            } else if field.contains("=") {
+                throw Problem(description: "\(origin): unexpected '\(field)'; \(usage)")
+            } else {
+                subscribers.append(try token(field, origin: "\(origin), subscriber '\(field.prefix(64))'"))
+            }
+        }
+        return Channel(
+            bundleID: bundleID, storagePolicy: policy ?? .noStorage, id: id, subscribers: subscribers, origin: origin)
     }
 }

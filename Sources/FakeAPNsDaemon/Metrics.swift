@@ -13,6 +13,8 @@ public final class Metrics: Sendable {
         var refused: [String: Int] = [:]
         var feedbackReads = 0
         var feedbackTuples = 0
+        var channelsCreated = 0
+        var channelsDeleted = 0
     }
 
     private let counts = Locked(Counts())
@@ -39,8 +41,10 @@ public final class Metrics: Sendable {
             case .feedbackRead(let tuples, _):
                 counts.feedbackReads += 1
                 counts.feedbackTuples += tuples.count
-            case .channelCreated, .channelDeleted:
-                break
+            case .channelCreated:
+                counts.channelsCreated += 1
+            case .channelDeleted:
+                counts.channelsDeleted += 1
             }
         }
     }
@@ -78,6 +82,16 @@ public final class Metrics: Sendable {
                [("", counts.feedbackReads)])
         family("fakeapns_feedback_tuples_delivered_total", "counter", "Feedback tuples delivered.",
                [("", counts.feedbackTuples)])
+        family("fakeapns_channels_created_total", "counter", "Broadcast channels created, but not those of --devices at start (which a reset creates again, counted).",
+               [("", counts.channelsCreated)])
+        family("fakeapns_channels_deleted_total", "counter", "Broadcast channels deleted (a reset deletes without counting).",
+               [("", counts.channelsDeleted)])
+        family("fakeapns_channels_open", "gauge", "Broadcast channels that exist now.", [("", server.channels.count)])
+        family("fakeapns_broadcasts_received_total", "counter", "Broadcasts accepted (as format=\"broadcast\" above).",
+               [("", counts.accepted[Self.formatIndex(.broadcast)])])
+        family("fakeapns_broadcast_deliveries_total", "counter",
+               "Deliveries of a broadcast to a subscribed device, stored messages included.",
+               [("", Int(server.channels.deliveryCount))])
         family("fakeapns_queue_depth", "gauge", "Items waiting in the queues the API's next endpoints pop.",
                [("queue=\"notifications\"", server.notifications.count), ("queue=\"rejections\"", server.rejections.count)])
         family("fakeapns_stored", "gauge", "Items kept in the histories the API lists.",

@@ -18,6 +18,8 @@ public struct Options: Sendable {
     var jwtKeys: [JWTKeyOption] = []
     var environment = PushEnvironment.sandbox
     var devicesFile: String?
+    /// The bundles with the broadcast capability; nil: every bundle.
+    var broadcastBundleIDs: Set<String>?
     var strict = false
     var certificateFile: String?
     var keyFile: String?
@@ -158,8 +160,17 @@ public struct Options: Sendable {
             }
             $0.environment = environment
         },
-        Option(flag: "--devices", argument: "FILE", help: "Pre-registers devices, one a line: TOKEN [TOPIC] [sandbox|production]; # comments.") {
+        Option(flag: "--devices", argument: "FILE", help: "Pre-registers devices, one a line: TOKEN [TOPIC] [sandbox|production], and creates channels, one a line: channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN...]; # comments.") {
             $0.devicesFile = $2
+        },
+        Option(flag: "--broadcast-bundles", argument: "ID[,ID...]", help: "Only these bundles have the broadcast capability; channel and broadcast requests for others are answered 400 FeatureNotEnabled (default: every bundle).") {
+            let bundles = $2.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard !bundles.contains(where: \.isEmpty) else {
+                throw UsageError(description: "\($1) takes bundle ids separated by commas, not '\($2)'")
+            }
+            $0.broadcastBundleIDs = Set(bundles)
         },
         Option(flag: "--strict", argument: nil, help: "Refuse tokens that are not registered (binary status 8, HTTP/2 BadDeviceToken).") {
             $0.strict = try flag($1, $2)

@@ -35,9 +35,9 @@ enum ServeCommand {
         DescriptorLimit.raiseToHardLimit()
         // From here on a failure is one to start (exit 1), not of usage: the command line was
         // well formed, and what it names is not there or not what it should be.
-        let devices: [DevicesFile.Entry]
+        let devices: DevicesFile.Contents
         do {
-            devices = try options.devicesFile.map { try DevicesFile.read($0) } ?? []
+            devices = try options.devicesFile.map { try DevicesFile.read($0) } ?? DevicesFile.Contents()
         } catch {
             return startFailure(error)
         }
@@ -60,7 +60,7 @@ enum ServeCommand {
         let daemon: Daemon
         do {
             daemon = try Daemon(
-                options: options, devices: devices,
+                options: options, devices: devices.devices, channels: devices.channels,
                 onEvent: { event in
                     metrics.record(event)
                     log.record(event)

@@ -111,7 +111,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
         XCTAssertTrue(eventually { daemon.lines.snapshot().contains { $0.contains("Usage errors exit 64") } })
         let help = daemon.lines.removeAll().joined(separator: "\n")
-        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--channels-port", "--web-port", "--web-host", "--web-public", "--retention", "--log", "--log-file", "--auth", "--jwt-key", "--environment", "--devices", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
+        for option in ["--host", "--gateway-port", "--feedback-port", "--http2-port", "--channels-port", "--web-port", "--web-host", "--web-public", "--retention", "--log", "--log-file", "--auth", "--jwt-key", "--environment", "--devices", "--broadcast-bundles", "--strict", "--cert", "--key", "--key-passphrase", "--client-certificates",
                        "--trusted-ca", "--max-payload-size", "--version", "--help"] {
             XCTAssertTrue(help.contains(option), "help mentions \(option)")
         }

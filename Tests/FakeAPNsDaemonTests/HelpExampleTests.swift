@@ -22,7 +22,7 @@ final class HelpExampleTests: XCTestCase {
         let daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
         try daemon.start(metrics: metrics)
         daemons.append(daemon)
-        let defaults = ["gateway": 2195, "feedback": 2196, "http2": 2197, "web": 8195]
+        let defaults = ["gateway": 2195, "feedback": 2196, "http2": 2197, "channels": 2198, "web": 8195]
         return try XCTUnwrap(daemon.startLine["listeners"]?.arrayValue).map { listener in
             (defaults[listener["name"]?.stringValue ?? ""] ?? 0, listener["port"]?.intValue ?? 0)
         }
@@ -35,16 +35,20 @@ final class HelpExampleTests: XCTestCase {
             .map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// The example as run here: each default port swapped for the bound one, and the port
-    /// given to the client commands, which otherwise assume the default.
-    private func adapted(_ example: String, ports: [(Int, Int)]) -> String {
+    /// The example as run here: each default port swapped for the bound one, the port given to
+    /// the client commands, which otherwise assume the default, and `<channel-id>` replaced by
+    /// the id the last example that created a channel printed.
+    private func adapted(_ example: String, ports: [(Int, Int)], channelID: String?) -> String {
         var line = example
+        if let channelID { line = line.replacingOccurrences(of: "<channel-id>", with: channelID) }
         for (usual, bound) in ports { line = line.replacingOccurrences(of: ":\(usual)/", with: ":\(bound)/") }
         let port = { (usual: Int) in ports.first { $0.0 == usual }!.1 }
         if line.hasPrefix("fake-apns send") {
             line += " --port \(port(line.contains("--protocol binary") ? 2195 : 2197))"
         } else if line.hasPrefix("fake-apns feedback") {
             line += " --port \(port(2196))"
+        } else if line.hasPrefix("fake-apns channels") {
+            line += " --port \(port(2198))"
         }
         return line
     }
@@ -54,25 +58,32 @@ final class HelpExampleTests: XCTestCase {
         let token = try startDaemon(["--auth", "token"])
         let helps = [
             ("fake-apns", Options.help), ("send", SendCommand.help), ("feedback", FeedbackCommand.help),
-            ("token", TokenCommand.help), ("ca", CACommand.help),
+            ("token", TokenCommand.help), ("ca", CACommand.help), ("channels", ChannelsCommand.help),
         ]
         var ran = 0
+        var channelID: String?
         for (command, help) in helps {
             let lines = examples(help)
             XCTAssertFalse(lines.isEmpty, "fake-apns \(command) --help shows no example")
             for example in lines {
-                let line = adapted(example, ports: example.contains("bearer") ? token : plain)
+                let line = adapted(example, ports: example.contains("bearer") ? token : plain, channelID: channelID)
+                XCTAssertFalse(line.contains("<channel-id>"), "no example created a channel before: \(line)")
                 let run = try ChildProcess.shell(line + " 2>&1")
                 XCTAssertEqual(run.status, 0, "\(command): \(line)\n\(run.output)")
+                if let created = (try? JSONValue.parse(Array(run.output.utf8)))?["channelID"]?.stringValue {
+                    channelID = created
+                }
                 XCTAssertFalse(run.output.contains(#""reason":""#), "refused: \(line)\n\(run.output)")
                 ran += 1
             }
         }
-        XCTAssertGreaterThanOrEqual(ran, 8)
+        XCTAssertGreaterThanOrEqual(ran, 12)
     }
 
     func testHelpShowsNoPathOfThisCheckoutAndNoCutToken() {
-        for help in [Options.help, SendCommand.help, FeedbackCommand.help, TokenCommand.help, CACommand.help] {
+        for help in [
+            Options.help, SendCommand.help, FeedbackCommand.help, TokenCommand.help, CACommand.help, ChannelsCommand.help,
+        ] {
             XCTAssertFalse(help.contains("TestCerts/"), help)
             XCTAssertFalse(help.contains("fe15a27d..."), help)
             XCTAssertFalse(help.contains("\"...\""), help)

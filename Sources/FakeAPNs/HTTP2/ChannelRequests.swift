@@ -83,11 +83,9 @@ enum ChannelRequests {
         return value
     }
 
-    /// Whether `id` could be a channel id: base64 (padded) of at least one byte. Apple warns
-    /// not to assume a size; a kilobyte is more than any id.
+    /// Whether `id` could be a channel id (``Channel/isWellFormedID(_:)``).
     static func isWellFormedChannelID(_ id: String) -> Bool {
-        guard !id.isEmpty, id.utf8.count <= 1024, let data = Data(base64Encoded: id) else { return false }
-        return !data.isEmpty
+        Channel.isWellFormedID(id)
     }
 
     /// The push type suffix `bundleID` ends in, when it ends in one: a bundle, not a topic,

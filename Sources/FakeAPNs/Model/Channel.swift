@@ -28,6 +28,13 @@ public struct Channel: Sendable, Hashable {
         self.createdAt = createdAt
     }
 
+    /// Whether `id` could be a channel id: base64 (padded) of at least one byte. Apple warns
+    /// not to assume a size; a kilobyte is more than any id.
+    package static func isWellFormedID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 1024, let data = Data(base64Encoded: id) else { return false }
+        return !data.isEmpty
+    }
+
     /// `message-storage-policy`: fixed when the channel is created.
     public enum StoragePolicy: Int, Sendable, Hashable, CaseIterable {
         /// 0: nothing is stored; a broadcast reaches the devices subscribed when it is sent.

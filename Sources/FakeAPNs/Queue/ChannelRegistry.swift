@@ -22,6 +22,8 @@ public final class ChannelRegistry: @unchecked Sendable {
 
     /// Every delivery of a broadcast to a subscribed device, in order, waiting to be popped.
     public let deliveries: Mailbox<BroadcastDelivery>
+    /// Every delivery, popped or not, up to the server's retention: what the daemon lists.
+    public let deliveryHistory: History<BroadcastDelivery>
     /// The environment every channel of this registry belongs to.
     public let environment: PushEnvironment
     /// The most channels one bundle may have (Apple: 10,000); lowered by tests.
@@ -79,6 +81,7 @@ public final class ChannelRegistry: @unchecked Sendable {
         self.clock = clock
         self.onChange = onChange
         deliveries = Mailbox(noun: "broadcast delivery", capacity: retention)
+        deliveryHistory = History(capacity: retention)
         var random = SystemRandomNumberGenerator()
         idKey = random.next()
     }
@@ -90,24 +93,37 @@ public final class ChannelRegistry: @unchecked Sendable {
     ///   the most channels allowed (the API answers `CannotCreateChannelConfig`).
     @discardableResult
     public func create(bundleID: String, storagePolicy: Channel.StoragePolicy) throws(ChannelRegistryError) -> Channel {
+        try create(bundleID: bundleID, storagePolicy: storagePolicy, fixedID: nil)
+    }
+
+    /// Creates a channel of `bundleID` with the id `id`, which Apple never lets a provider
+    /// choose: a fake-only ability, for a provider under test configured beforehand with a
+    /// known channel id. The channel counts toward the limits as any other.
+    ///
+    /// - Throws: ``ChannelRegistryError/invalidChannelID(_:)`` when `id` is not base64 of at
+    ///   least one byte, ``ChannelRegistryError/channelIDInUse(_:)`` when a channel has it, and
+    ///   ``ChannelRegistryError/limitReached(bundleID:limit:)``.
+    @discardableResult
+    public func create(
+        bundleID: String, storagePolicy: Channel.StoragePolicy, id: String
+    ) throws(ChannelRegistryError) -> Channel {
+        guard Channel.isWellFormedID(id) else { throw .invalidChannelID(id) }
+        return try create(bundleID: bundleID, storagePolicy: storagePolicy, fixedID: id)
+    }
+
+    private func create(
+        bundleID: String, storagePolicy: Channel.StoragePolicy, fixedID: String?
+    ) throws(ChannelRegistryError) -> Channel {
         let made: Result<Channel, ChannelRegistryError> = lock.withLock {
+            if let fixedID, channels[fixedID] != nil { return .failure(.channelIDInUse(fixedID)) }
             let count = idsByBundle[bundleID]?.count ?? 0
             guard count < perBundleLimit else { return .failure(.limitReached(bundleID: bundleID, limit: perBundleLimit)) }
             guard channels.count < Self.maximumChannels else {
                 return .failure(.limitReached(bundleID: bundleID, limit: Self.maximumChannels))
             }
-            issued += 1
-            // The first half, a count under a fixed random mask, is never the same twice; the
-            // second half is random, so ids look as Apple's do and cannot be guessed.
-            var random = SystemRandomNumberGenerator()
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(16)
-            for word in [issued ^ idKey, random.next()] {
-                for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-            }
+            let id = fixedID ?? newID()
             let channel = Channel(
-                id: Data(bytes).base64EncodedString(), bundleID: bundleID, environment: environment,
-                storagePolicy: storagePolicy, createdAt: clock())
+                id: id, bundleID: bundleID, environment: environment, storagePolicy: storagePolicy, createdAt: clock())
             channels[channel.id] = Entry(channel: channel)
             idsByBundle[bundleID, default: []].append(channel.id)
             return .success(channel)
@@ -115,6 +131,20 @@ public final class ChannelRegistry: @unchecked Sendable {
         let channel = try made.get()
         onChange?(channel, true)
         return channel
+    }
+
+    /// Inside the lock: an id never given before.
+    private func newID() -> String {
+        issued += 1
+        // The first half, a count under a fixed random mask, is never the same twice; the
+        // second half is random, so ids look as Apple's do and cannot be guessed.
+        var random = SystemRandomNumberGenerator()
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(16)
+        for word in [issued ^ idKey, random.next()] {
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+        return Data(bytes).base64EncodedString()
     }
 
     /// The channel with this id, if it exists.
@@ -125,6 +155,23 @@ public final class ChannelRegistry: @unchecked Sendable {
     /// The channels of `bundleID`, oldest first.
     public func list(bundleID: String) -> [Channel] {
         lock.withLock { (idsByBundle[bundleID] ?? []).compactMap { channels[$0]?.channel } }
+    }
+
+    /// Every channel: bundle by bundle in the order of their names, each bundle's oldest first.
+    public func list() -> [Channel] {
+        lock.withLock {
+            idsByBundle.keys.sorted().flatMap { bundle in idsByBundle[bundle]!.compactMap { channels[$0]?.channel } }
+        }
+    }
+
+    /// How many channels exist, of every bundle.
+    public var count: Int {
+        lock.withLock { channels.count }
+    }
+
+    /// How many deliveries were ever made, resets included: the last delivery's number.
+    public var deliveryCount: UInt64 {
+        lock.withLock { lastDelivery }
     }
 
     /// Deletes a channel, its subscriptions and its stored message; false when it did not exist.
@@ -157,9 +204,11 @@ public final class ChannelRegistry: @unchecked Sendable {
             let now = clock()
             guard let stored = entry.stored, now < stored.until else { return true }
             lastDelivery += 1
-            deliveries.append(BroadcastDelivery(
+            let delivery = BroadcastDelivery(
                 deviceToken: token, channelID: channelID, notification: stored.notification, isStoredMessage: true,
-                deliveredAt: now, sequenceNumber: lastDelivery))
+                deliveredAt: now, sequenceNumber: lastDelivery)
+            deliveryHistory.append(contentsOf: [delivery])
+            deliveries.append(delivery)
             return true
         }
         guard known else { throw .unknownChannel(channelID) }
@@ -189,12 +238,14 @@ public final class ChannelRegistry: @unchecked Sendable {
                 entry.stored = (notification, until)
                 channels[channelID] = entry
             }
-            deliveries.append(contentsOf: entry.subscribers.map { token in
+            let made = entry.subscribers.map { token in
                 lastDelivery += 1
                 return BroadcastDelivery(
                     deviceToken: token, channelID: channelID, notification: notification, isStoredMessage: false,
                     deliveredAt: now, sequenceNumber: lastDelivery)
-            })
+            }
+            deliveryHistory.append(contentsOf: made)
+            deliveries.append(contentsOf: made)
         }
     }
 
@@ -206,9 +257,12 @@ public final class ChannelRegistry: @unchecked Sendable {
             channels = [:]
             idsByBundle = [:]
             deliveries.removeAll()
+            deliveryHistory.removeAll()
         }
     }
 }
+
+extension BroadcastDelivery: Sequenced {}
 
 /// Why the channel registry refused a request.
 public enum ChannelRegistryError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -216,12 +270,20 @@ public enum ChannelRegistryError: Error, Sendable, Equatable, CustomStringConver
     case limitReached(bundleID: String, limit: Int)
     /// No channel has this id.
     case unknownChannel(String)
+    /// A fixed id (``ChannelRegistry/create(bundleID:storagePolicy:id:)``) that is not base64
+    /// of at least one byte.
+    case invalidChannelID(String)
+    /// A fixed id that a channel already has.
+    case channelIDInUse(String)
 
     /// What went wrong, in words.
     public var description: String {
         switch self {
         case .limitReached(let bundleID, let limit): "\(bundleID) cannot have another channel: the limit is \(limit)"
         case .unknownChannel(let id): "no channel has the id \(id)"
+        case .invalidChannelID(let id):
+            "\(JSONValue.quoted(String(id.prefix(64)))) is not a channel id: base64 (padded) of 1 to 768 bytes"
+        case .channelIDInUse(let id): "a channel already has the id \(id)"
         }
     }
 }

@@ -2,9 +2,9 @@ import FakeAPNs
 import Foundation
 
 /// The daemon's control API: JSON over plain HTTP/1.1, for tests whose code under test is
-/// another process. List, get, clear and wait for notifications and rejections; register and
-/// unregister devices; add feedback tuples; add and remove fault rules; reset; `/healthz`
-/// and `/metrics`. The README's control API section lists every endpoint.
+/// another process. List, get, clear and wait for notifications, rejections and broadcast
+/// deliveries; register and unregister devices; create and delete channels and subscribe devices
+/// to them; add feedback tuples; add and remove fault rules; reset; `/healthz` and `/metrics`. The README's control API section lists every endpoint.
 ///
 /// ```swift
 /// let api = ControlAPI(daemon: daemon, metrics: metrics)
@@ -105,6 +105,10 @@ struct ControlRoutes: Sendable {
                 throw ControlError.notFound("device \(token.hex) is not registered")
             }
             return device
+        }
+        func channel(_ id: String) throws -> Channel {
+            guard let channel = server.channels.channel(id: id) else { throw Self.unknownChannel(id) }
+            return channel
         }
         switch command {
         case .health:
@@ -218,6 +222,69 @@ struct ControlRoutes: Sendable {
             server.faults.removeAll()
             return .noContent
 
+        case .listChannels(let bundleID):
+            let channels = bundleID.map { server.channels.list(bundleID: $0) } ?? server.channels.list()
+            return .json(200, [
+                "channels": .array(channels.map { ControlJSON.channel($0, subscribers: server.channels.subscribers(of: $0.id)) }),
+            ])
+        case .channel(let id):
+            return .json(200, ControlJSON.channel(try channel(id), subscribers: server.channels.subscribers(of: id), listed: true))
+        case .createChannel(let bundleID, let storagePolicy, let id):
+            let channel: Channel
+            do {
+                channel = try id.map { try server.channels.create(bundleID: bundleID, storagePolicy: storagePolicy, id: $0) }
+                    ?? server.channels.create(bundleID: bundleID, storagePolicy: storagePolicy)
+            } catch let error as ChannelRegistryError {
+                switch error {
+                case .channelIDInUse: throw ControlError(status: 409, code: "conflict", message: error.description)
+                case .invalidChannelID: throw ControlError.badRequest("invalid_value", "field 'id': \(error)")
+                default: throw ControlError.badRequest("limit_reached", error.description)
+                }
+            }
+            return .json(201, ControlJSON.channel(channel, subscribers: [], listed: true))
+        case .deleteChannel(let id):
+            guard server.channels.delete(id: id) else { throw Self.unknownChannel(id) }
+            return .noContent
+        case .subscribe(let token, let channelID):
+            do {
+                try server.channels.subscribe(token, to: channelID)
+            } catch {
+                throw Self.unknownChannel(channelID)
+            }
+            let subscribers = server.channels.subscribers(of: channelID)
+            return .json(201, ControlJSON.channel(try channel(channelID), subscribers: subscribers, listed: true))
+        case .unsubscribe(let token, let channelID):
+            _ = try channel(channelID)
+            guard server.channels.subscribers(of: channelID).contains(token) else {
+                throw ControlError.notFound("device \(token.hex) is not subscribed to channel \(channelID)")
+            }
+            server.channels.unsubscribe(token, from: channelID)
+            return .noContent
+
+        case .listDeliveries(let filter, let page):
+            let history = server.channels.deliveryHistory
+            let items = history.list(since: page.since, limit: page.limit, where: filter.matches)
+            return .json(200, ["deliveries": .array(items.map(ControlJSON.delivery)), "dropped": .int(history.droppedCount)])
+        case .delivery(let sequence):
+            guard let delivery = server.channels.deliveryHistory.item(sequence) else {
+                throw ControlError.notFound(Self.notKept("delivery", sequence))
+            }
+            return .json(200, ControlJSON.delivery(delivery))
+        case .clearDeliveries:
+            server.channels.deliveries.removeAll()
+            server.channels.deliveryHistory.removeAll()
+            return .noContent
+        case .nextDelivery(let filter, let timeout):
+            let mailbox = server.channels.deliveries
+            return try wait(abandoned: peerClosed) { cancellation in
+                if let summary = filter.summary {
+                    return ControlJSON.delivery(try mailbox.pop(
+                        timeout: timeout, awaiting: "a broadcast delivery matching \(summary)", cancellation: cancellation,
+                        where: filter.matches))
+                }
+                return ControlJSON.delivery(try mailbox.pop(timeout: timeout, cancellation: cancellation))
+            }
+
         case .reset:
             daemon.reset()
             return .json(200, ["status": "reset"])
@@ -238,6 +305,10 @@ struct ControlRoutes: Sendable {
         } catch is InterruptibleWaits.Abandoned {
             throw ControlError(status: 503, code: "unavailable", message: "the client closed the connection")
         }
+    }
+
+    private static func unknownChannel(_ id: String) -> ControlError {
+        ControlError.notFound("there is no channel \(shown(id)) (channel ids are base64: in a path, write '/' as %2F and '+' as %2B)")
     }
 
     private static func notKept(_ noun: String, _ sequence: UInt64) -> String {

@@ -71,6 +71,23 @@ struct RejectionFilter: Sendable, Equatable {
     }
 }
 
+/// Which broadcast deliveries a list or a wait wants.
+struct DeliveryFilter: Sendable, Equatable {
+    var channelID: String?
+    var token: DeviceToken?
+
+    func matches(_ delivery: BroadcastDelivery) -> Bool {
+        if let channelID, delivery.channelID != channelID { return false }
+        if let token, delivery.deviceToken != token { return false }
+        return true
+    }
+
+    var summary: String? {
+        let parts = [channelID.map { "channel \($0)" }, token.map { "token \($0.hex)" }].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
+    }
+}
+
 /// A page of a history: items after `since`, at most `limit` of them.
 struct Page: Sendable, Equatable {
     var since: UInt64 = 0
@@ -104,12 +121,23 @@ enum ControlCommand: Sendable {
     case addFault(FaultRule)
     case removeFault(Int)
     case clearFaults
+    case listChannels(bundleID: String?)
+    case channel(String)
+    /// `id`: nil means the registry picks one, as Apple does.
+    case createChannel(bundleID: String, storagePolicy: Channel.StoragePolicy, id: String?)
+    case deleteChannel(String)
+    case subscribe(DeviceToken, channelID: String)
+    case unsubscribe(DeviceToken, channelID: String)
+    case listDeliveries(DeliveryFilter, Page)
+    case delivery(UInt64)
+    case clearDeliveries
+    case nextDelivery(DeliveryFilter, timeout: Duration)
     case reset
 
     /// Whether the command waits for something to arrive.
     var waits: Bool {
         switch self {
-        case .nextNotification, .nextRejection: true
+        case .nextNotification, .nextRejection, .nextDelivery: true
         default: false
         }
     }
@@ -251,6 +279,50 @@ extension ControlCommand {
                 throw ControlError.badRequest("invalid_path", "fault id must be a positive integer, not '\(path[3])'")
             }
             self = request.method == "GET" ? .fault(id) : .removeFault(id)
+        case ["api", "v1", "channels"]:
+            try allow("GET", "POST")
+            if request.method == "GET" {
+                try query.expectOnly(["bundle"])
+                self = .listChannels(bundleID: try query.nonEmpty("bundle"))
+            } else {
+                try query.expectNone()
+                let fields = try BodyFields(body, allowed: ["bundle", "storagePolicy", "id"])
+                let policy = try fields.integer("storagePolicy", in: 0...1, meaning: "0: no storage, 1: most recent message")
+                self = .createChannel(
+                    bundleID: try fields.required("bundle", fields.string("bundle", nonEmpty: true)),
+                    storagePolicy: Channel.StoragePolicy(rawValue: policy ?? 0)!,
+                    id: try fields.string("id", nonEmpty: true))
+            }
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "channels"]):
+            try allow("GET", "DELETE")
+            try query.expectNone()
+            self = request.method == "GET" ? .channel(path[3]) : .deleteChannel(path[3])
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "channels"]) && path[4] == "subscriptions":
+            try allow("POST")
+            try query.expectNone()
+            let fields = try BodyFields(body, allowed: ["token"])
+            self = .subscribe(try fields.token("token"), channelID: path[3])
+        case let path where path.count == 6 && path.starts(with: ["api", "v1", "channels"]) && path[4] == "subscriptions":
+            try allow("DELETE")
+            try query.expectNone()
+            self = .unsubscribe(try deviceToken(path[5], in: "the path's device token"), channelID: path[3])
+        case ["api", "v1", "deliveries"]:
+            try allow("GET", "DELETE")
+            if request.method == "DELETE" {
+                try query.expectNone()
+                self = .clearDeliveries
+            } else {
+                try query.expectOnly(["channel", "token", "since", "limit"])
+                self = .listDeliveries(try query.deliveryFilter(), try query.page())
+            }
+        case ["api", "v1", "deliveries", "next"]:
+            try allow("GET")
+            try query.expectOnly(["timeout", "channel", "token"])
+            self = .nextDelivery(try query.deliveryFilter(), timeout: try query.timeout())
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "deliveries"]):
+            try allow("GET")
+            try query.expectNone()
+            self = .delivery(try Self.sequence(path[3], of: "delivery"))
         case ["api", "v1", "reset"]:
             try allow("POST")
             try query.expectNone()

@@ -14,6 +14,33 @@ enum ControlJSON {
         ]
     }
 
+    /// `{"id":"…","bundle":"com.x","environment":"sandbox","storagePolicy":1,"createdAt":"…","subscriberCount":2}`,
+    /// and with `listed`, `"subscribers":["<token hex>",…]`.
+    static func channel(_ channel: Channel, subscribers: [DeviceToken], listed: Bool = false) -> JSONValue {
+        var object: [JSONObject.Element] = [
+            ("id", .string(channel.id)),
+            ("bundle", .string(channel.bundleID)),
+            ("environment", .string(channel.environment.rawValue)),
+            ("storagePolicy", .int(channel.storagePolicy.rawValue)),
+            ("createdAt", .string(Timestamp.rfc3339(channel.createdAt))),
+            ("subscriberCount", .int(subscribers.count)),
+        ]
+        if listed { object.append(("subscribers", .array(subscribers.map { .string($0.hex) }))) }
+        return .object(JSONObject(object))
+    }
+
+    /// `{"sequence":1,"token":"…","channel":"…","storedMessage":false,"deliveredAt":"…","notification":{…}}`
+    static func delivery(_ delivery: BroadcastDelivery) -> JSONValue {
+        [
+            "sequence": .int(Int(delivery.sequenceNumber)),
+            "token": .string(delivery.deviceToken.hex),
+            "channel": .string(delivery.channelID),
+            "storedMessage": .bool(delivery.isStoredMessage),
+            "deliveredAt": .string(Timestamp.rfc3339(delivery.deliveredAt)),
+            "notification": delivery.notification.jsonObject,
+        ]
+    }
+
     /// `{"token":"…","timestamp":1700000000}`
     static func tuple(_ tuple: FeedbackTuple) -> JSONValue {
         ["token": .string(tuple.deviceToken.hex), "timestamp": .int(Int(tuple.timestamp))]

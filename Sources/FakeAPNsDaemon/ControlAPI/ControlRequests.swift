@@ -122,6 +122,10 @@ struct QueryParameters {
         RejectionFilter(token: try token(), reason: try nonEmpty("reason"))
     }
 
+    func deliveryFilter() throws -> DeliveryFilter {
+        DeliveryFilter(channelID: try nonEmpty("channel"), token: try token())
+    }
+
     func page() throws -> Page {
         var page = Page()
         if let text = value("since") {
