@@ -83,11 +83,6 @@ enum ChannelRequests {
         return value
     }
 
-    /// Whether `id` could be a channel id (``Channel/isWellFormedID(_:)``).
-    static func isWellFormedChannelID(_ id: String) -> Bool {
-        Channel.isWellFormedID(id)
-    }
-
     /// The push type suffix `bundleID` ends in, when it ends in one: a bundle, not a topic,
     /// belongs in these paths (`TopicDisallowed`).
     static func pushTypeSuffix(of bundleID: String) -> String? {

@@ -631,7 +631,7 @@ extension HTTP2Connection {
         _ channelID: String?, bundleID: String
     ) -> Result<Channel, ChannelLookupFailure> {
         guard let channelID else { return .failure(.init(.missingChannelId, "no apns-channel-id")) }
-        guard ChannelRequests.isWellFormedChannelID(channelID) else {
+        guard Channel.isWellFormedID(channelID) else {
             return .failure(.init(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64"))
         }
         guard let channel = context.channels.channel(id: channelID), channel.bundleID == bundleID else {
@@ -649,7 +649,7 @@ extension HTTP2Connection {
             refuseChannel(call, ChannelRefusal(reason, detail))
         }
         guard let channelID = fields.channelID else { return refused(.missingChannelId, "no apns-channel-id") }
-        guard ChannelRequests.isWellFormedChannelID(channelID) else {
+        guard Channel.isWellFormedID(channelID) else {
             return refused(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64")
         }
         guard let pushType = fields.pushType else { return refused(.missingPushType, "no apns-push-type") }

@@ -32,7 +32,9 @@ public struct Channel: Sendable, Hashable {
     /// not to assume a size; a kilobyte is more than any id.
     package static func isWellFormedID(_ id: String) -> Bool {
         guard !id.isEmpty, id.utf8.count <= 1024, let data = Data(base64Encoded: id) else { return false }
-        return !data.isEmpty
+        // Canonical base64 only, as Apple gives ids: Foundation also takes some strings that
+        // are not base64 at all ("====").
+        return !data.isEmpty && data.base64EncodedString() == id
     }
 
     /// `message-storage-policy`: fixed when the channel is created.
