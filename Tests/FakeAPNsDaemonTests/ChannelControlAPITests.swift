@@ -249,12 +249,37 @@ final class ChannelControlAPITests: XCTestCase {
         XCTAssertEqual(daemon.server.channels.broadcastBundleIDs, [bundle, "com.example.second"])
         XCTAssertTrue(daemon.server.channels.isBroadcastEnabled(for: bundle))
         XCTAssertFalse(daemon.server.channels.isBroadcastEnabled(for: "com.example.other"))
-        XCTAssertTrue(try broadcast(try createChannel()).output.hasSuffix("200"))
+        let channel = try createChannel()
+        XCTAssertTrue(try broadcast(channel).output.hasSuffix("200"))
+        let refused = try broadcast(channel, bundle: "com.example.other").output
+        XCTAssertEqual(refused, #"{"reason":"FeatureNotEnabled"}400"#)
+        let rejection = try http.get("/api/v1/rejections/next?timeout=5&reason=FeatureNotEnabled")
+        XCTAssertEqual(rejection.json?["channelOperation"]?.stringValue, "broadcast", rejection.text)
+        XCTAssertEqual(rejection.json?["topic"]?.stringValue, "com.example.other", rejection.text)
+        XCTAssertEqual(rejection.json?["channel"]?.stringValue, channel, rejection.text)
+        XCTAssertNotNil(rejection.json?["requestID"]?.stringValue, rejection.text)
         try startDaemon()
         XCTAssertNil(daemon.server.channels.broadcastBundleIDs, "without the option, every bundle")
         XCTAssertThrowsError(try Options.parse(["--broadcast-bundles", "a,,b"])) { error in
             XCTAssertTrue("\(error)".contains("--broadcast-bundles takes bundle ids separated by commas"), "\(error)")
         }
+    }
+
+    func testAFaultRuleFromTheControlAPIMatchesAChannel() throws {
+        let busy = try createChannel()
+        let quiet = try createChannel()
+        let added = try http.post(
+            "/api/v1/faults", #"{"match":{"channel":"\#(busy)"},"action":{"respond":"TooManyRequests"},"times":"always"}"#)
+        XCTAssertEqual(added.status, 201, added.text)
+        let listed = try http.get("/api/v1/faults").json?["faults"]?[0]
+        XCTAssertEqual(listed?["match"]?["channel"]?.stringValue, busy)
+        XCTAssertEqual(try broadcast(busy).output, #"{"reason":"TooManyRequests"}429"#)
+        XCTAssertTrue(try broadcast(quiet).output.hasSuffix("200"))
+        XCTAssertEqual(try http.get("/api/v1/faults").json?["faults"]?[0]?["hits"], 1)
+        let rejection = try http.get("/api/v1/rejections/next?timeout=5")
+        XCTAssertEqual(rejection.json?["cause"]?.stringValue, "fault", rejection.text)
+        XCTAssertEqual(rejection.json?["channel"]?.stringValue, busy, rejection.text)
+        XCTAssertEqual(try http.post("/api/v1/faults", #"{"match":{"channel":""},"action":"resetStream"}"#).status, 400)
     }
 
     // MARK: - Metrics
