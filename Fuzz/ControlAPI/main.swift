@@ -65,12 +65,29 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     }
     let expectedMethod: String
     switch command {
-    case .health, .metrics, .listNotifications, .listRejections, .listDevices, .device, .listFeedback, .listFaults:
+    case .health, .metrics, .listNotifications, .listRejections, .listDevices, .device, .listFeedback, .listFaults,
+        .listDeliveries:
         expectedMethod = "GET"
-    case .notification(let sequence), .rejection(let sequence):
+    case .listChannels(let bundleID):
+        require(bundleID?.isEmpty != true, "an empty bundle filter")
+        expectedMethod = "GET"
+    case .channel(let id):
+        require(!id.isEmpty, "an empty channel id")
+        expectedMethod = "GET"
+    case .createChannel(let bundleID, _, let id):
+        require(!bundleID.isEmpty, "a channel for an empty bundle")
+        if let id { require(Channel.isWellFormedID(id), "a channel with the id \(id)") }
+        expectedMethod = "POST"
+    case .deleteChannel(let id), .unsubscribe(_, let id):
+        require(!id.isEmpty, "an empty channel id")
+        expectedMethod = "DELETE"
+    case .subscribe(_, let id):
+        require(!id.isEmpty, "an empty channel id")
+        expectedMethod = "POST"
+    case .notification(let sequence), .rejection(let sequence), .delivery(let sequence):
         require(sequence > 0, "sequence number \(sequence)")
         expectedMethod = "GET"
-    case .nextNotification(_, let timeout), .nextRejection(_, let timeout):
+    case .nextNotification(_, let timeout), .nextRejection(_, let timeout), .nextDelivery(_, let timeout):
         require(timeout >= .zero && timeout <= .seconds(ControlLimits.maximumWait), "timeout \(timeout)")
         expectedMethod = "GET"
     case .fault(let id):
@@ -79,7 +96,7 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     case .removeFault(let id):
         require(id > 0, "fault id \(id)")
         expectedMethod = "DELETE"
-    case .clearNotifications, .clearRejections, .removeDevice, .clearFaults:
+    case .clearNotifications, .clearRejections, .removeDevice, .clearFaults, .clearDeliveries:
         expectedMethod = "DELETE"
     case .registerDevice(_, let topic, _):
         require(topic?.isEmpty != true, "an empty topic was registered")
@@ -104,8 +121,9 @@ private func tokens(of command: ControlCommand) -> [DeviceToken] {
     case .listNotifications(let filter, _), .nextNotification(let filter, _): [filter.token].compactMap { $0 }
     case .listRejections(let filter, _), .nextRejection(let filter, _): [filter.token].compactMap { $0 }
     case .device(let token), .registerDevice(let token, _, _), .unregisterDevice(let token, _), .removeDevice(let token),
-        .addFeedback(let token, _):
+        .addFeedback(let token, _), .subscribe(let token, _), .unsubscribe(let token, _):
         [token]
+    case .listDeliveries(let filter, _), .nextDelivery(let filter, _): [filter.token].compactMap { $0 }
     case .addFault(let rule):
         if case .token(let token) = rule.match { [token] } else { [] }
     default: []
@@ -117,6 +135,7 @@ private func checkRoundTrip(_ rule: FaultRule) {
     switch rule.match {
     case .nth(let n): require(n >= 1, "nth \(n)")
     case .topic(let topic): require(!topic.isEmpty, "empty topic")
+    case .channel(let channelID): require(!channelID.isEmpty, "empty channel")
     case .token, .every: break
     }
     if case .delay(let delay) = rule.action {

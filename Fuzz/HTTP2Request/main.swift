@@ -67,7 +67,7 @@ private func checkChannelRules(_ request: HTTP2Request) {
             require((try? JSONValue.parse(body))?.objectValue != nil, "accepted a create body that is not an object")
         }
     }
-    if let id = request.firstValue(of: "apns-channel-id"), ChannelRequests.isWellFormedChannelID(id) {
+    if let id = request.firstValue(of: "apns-channel-id"), Channel.isWellFormedID(id) {
         require(Data(base64Encoded: id)?.isEmpty == false, "accepted channel id \(id)")
     }
     _ = ChannelRequests.clientRequestID(request.firstValue(of: "apns-request-id"))
