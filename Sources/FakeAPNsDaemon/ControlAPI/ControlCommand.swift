@@ -288,10 +288,13 @@ extension ControlCommand {
                 try query.expectNone()
                 let fields = try BodyFields(body, allowed: ["bundle", "storagePolicy", "id"])
                 let policy = try fields.integer("storagePolicy", in: 0...1, meaning: "0: no storage, 1: most recent message")
+                let id = try fields.string("id", nonEmpty: true)
+                if let id, !Channel.isWellFormedID(id) {
+                    throw ControlError.badRequest("invalid_value", "field 'id': \(ChannelRegistryError.invalidChannelID(id))")
+                }
                 self = .createChannel(
                     bundleID: try fields.required("bundle", fields.string("bundle", nonEmpty: true)),
-                    storagePolicy: Channel.StoragePolicy(rawValue: policy ?? 0)!,
-                    id: try fields.string("id", nonEmpty: true))
+                    storagePolicy: Channel.StoragePolicy(rawValue: policy ?? 0)!, id: id)
             }
         case let path where path.count == 4 && path.starts(with: ["api", "v1", "channels"]):
             try allow("GET", "DELETE")
