@@ -30,12 +30,14 @@ final class DaemonProcess: @unchecked Sendable {
     /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
     /// as `setpriv --reuid=… --`), runs the launcher with the executable's path and arguments
     /// after its own; `descriptorLimit` sets the daemon's RLIMIT_NOFILE (soft and hard).
+    /// `root` is the folder a launcher that changes root (chroot) makes `/`, where the
+    /// executable must be.
     init(
         arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
-        executable: URL = DaemonProcess.executable, descriptorLimit: Int? = nil
+        executable: URL = DaemonProcess.executable, root: String = "", descriptorLimit: Int? = nil
     ) throws {
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw NotBuilt(path: executable.path)
+        guard FileManager.default.isExecutableFile(atPath: root + executable.path) else {
+            throw NotBuilt(path: root + executable.path)
         }
         var launcher = launcher
         if let descriptorLimit {
