@@ -180,7 +180,7 @@ function card(item) {
   const node = el("article", rejected ? "card rejection" : "card notification");
   node.dataset.sequence = item.sequence;
   const top = el("div", "top");
-  top.append(el("span", "app", topicOf(item) || "unknown app"));
+  top.append(el("span", "app", topicOf(item) || (item.format === "http2" ? "no topic" : "binary gateway")));
   const time = when(item);
   top.append(el("time", null, time ? time.toLocaleTimeString() : ""));
   node.append(top);
