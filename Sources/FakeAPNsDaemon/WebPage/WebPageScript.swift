@@ -105,7 +105,7 @@ function kinds(item) {
   return out;
 }
 
-function topicOf(item) { return item.topic || item.bundle || (item.certificate && item.certificate.topic) || ""; }
+function topicOf(item) { return item.topic || item.clientTopic || ""; }
 
 function haystack(item) {
   if (item._text === undefined) item._text = JSON.stringify(item).toLowerCase();
