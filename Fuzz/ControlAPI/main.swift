@@ -65,7 +65,12 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     }
     let expectedMethod: String
     switch command {
-    case .health, .metrics, .listNotifications, .listRejections, .listDevices, .device, .listFeedback, .listFaults:
+    case .webAsset, .health, .metrics, .listDevices, .device, .listFeedback, .listFaults:
+        expectedMethod = "GET"
+    case .listNotifications(_, let page), .listRejections(_, let page):
+        if let wait = page.wait {
+            require(wait >= .zero && wait <= .seconds(ControlLimits.maximumWait), "wait \(wait)")
+        }
         expectedMethod = "GET"
     case .notification(let sequence), .rejection(let sequence):
         require(sequence > 0, "sequence number \(sequence)")
