@@ -16,6 +16,7 @@ import websocket
 TOKEN_A = "a1" * 32
 TOKEN_B = "b2" * 32
 TOKEN_BAD = "c3" * 32
+TOKEN_DEVICE = "d4" * 32
 XSS_TITLE = "<script>window.__xss='script'</script>Title"
 XSS_BODY = "<img src=x onerror=\"window.__xss='img'\"> body <b>bold</b>"
 XSS_SUBTITLE = "<a href=\"javascript:window.__xss='link'\">click</a>"
@@ -208,6 +209,34 @@ def main():
         type_into("filter-text", "")
         page.until(cards() + " === 5", "the filters to be cleared")
         report["filters"] = True
+
+        # The device registry and the fault rules, through the page's own forms.
+        page.eval("document.getElementById('show-devices').click()")
+        page.eval(f"""(() => {{ const form = document.getElementById('device-form');
+            form.token.value = '{TOKEN_DEVICE}'; form.topic.value = 'com.example.app';
+            form.requestSubmit(); }})()""")
+        page.until(f"document.getElementById('device-list').textContent.includes('{TOKEN_DEVICE}')", "the registered device")
+        page.eval("document.getElementById('strict').click()")
+        deadline = time.monotonic() + 30
+        while not control(args.web, "GET", "/api/v1/devices")["strict"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        report["strictFromPage"] = control(args.web, "GET", "/api/v1/devices")["strict"]
+        page.eval("document.getElementById('strict').click()")
+        page.eval("document.querySelector('#device-list button').click()")
+        page.until("document.getElementById('device-list').textContent.includes('unregistered')", "the unregistered device")
+        report["deviceFromPage"] = control(args.web, "GET", "/api/v1/devices")["devices"]
+        page.eval("document.getElementById('show-faults').click()")
+        page.until("document.getElementById('fault-list').textContent.includes('hits 1')", "the fault rule listed with its hit")
+        page.eval("""(() => { const form = document.getElementById('fault-form');
+            form.matchKind.value = 'topic'; form.matchValue.value = 'com.example.never';
+            form.actionKind.value = 'respond'; form.actionValue.value = 'TooManyRequests'; form.times.value = 'always';
+            form.requestSubmit(); })()""")
+        page.until("document.getElementById('fault-list').textContent.includes('com.example.never')", "the fault rule added from the page")
+        report["faultsFromPage"] = [fault["description"] for fault in control(args.web, "GET", "/api/v1/faults")["faults"]]
+        page.eval("[...document.querySelectorAll('#fault-list button')].pop().click()")
+        page.until("!document.getElementById('fault-list').textContent.includes('com.example.never')", "the fault rule removed")
+        report["faultsAfterRemove"] = len(control(args.web, "GET", "/api/v1/faults")["faults"])
+        page.eval("document.getElementById('show-devices').click(); document.getElementById('show-faults').click()")
 
         # Pause keeps the list still while things arrive; resume shows them.
         page.eval("document.getElementById('pause').click()")

@@ -114,6 +114,16 @@ final class WebPageTests: XCTestCase {
         XCTAssertEqual(apns["Simulator Target Bundle"]?.stringValue, "com.example.<i>topic</i>")
         XCTAssertEqual(apns["aps"]?["badge"]?.intValue, 7)
 
+        XCTAssertEqual(report["strictFromPage"]?.boolValue, true)
+        let device = try XCTUnwrap(report["deviceFromPage"]?[0])
+        XCTAssertEqual(device["token"]?.stringValue, String(repeating: "d4", count: 32))
+        XCTAssertEqual(device["topic"]?.stringValue, "com.example.app")
+        XCTAssertNotEqual(device["unregisteredAt"], .null, "unregistered from the page")
+        XCTAssertTrue(
+            report["faultsFromPage"]?.arrayValue?.contains { $0.stringValue?.contains("com.example.never") == true } == true,
+            "the rule added from the page's form")
+        XCTAssertEqual(report["faultsAfterRemove"]?.intValue, 1, "the rule removed from the page")
+
         XCTAssertEqual(report["tokenFilter"]?.boolValue, true)
         XCTAssertEqual(report["filters"]?.boolValue, true)
         XCTAssertEqual(report["pausedCards"]?.intValue, 5, "paused: what arrives is not drawn")

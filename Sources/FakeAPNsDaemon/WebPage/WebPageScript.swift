@@ -4,7 +4,7 @@ extension WebPage {
     // `wait`), so the page holds two waits at most and asks again only when something came.
     static let script = #"""
 "use strict";
-const PAGE = 100, BATCH = 2000, WAIT = 25;
+const PAGE = 100, BATCH = 5000, WAIT = 25;
 const REASONS = {
   BadCollapseId: "the apns-collapse-id is longer than 64 bytes",
   BadDeviceToken: "the token is not valid for this environment or app",
