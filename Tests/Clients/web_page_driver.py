@@ -146,7 +146,10 @@ def main():
         page.call("Page.navigate", url=f"http://127.0.0.1:{args.web}/")
         page.until("window.fakeAPNs && window.fakeAPNs.firstRender !== null", "the first render", timeout=120)
         report["firstRenderMilliseconds"] = page.eval("window.fakeAPNs.firstRender")
+        page.until(f"document.getElementById('count-stored').textContent === '{args.bulk}'", "the whole history", timeout=120)
+        report["fullyLoadedMilliseconds"] = page.eval("performance.now()")
         report["bulkShown"] = page.eval("document.getElementById('count-stored').textContent")
+        report["bulkFirstCard"] = page.eval("document.querySelector('#list article .title').textContent")
         report["bulkCards"] = page.eval(cards())
 
         page.eval("document.getElementById('clear').click()")

@@ -83,6 +83,7 @@ final class WebPageTests: XCTestCase {
 
         XCTAssertEqual(report["bulkShown"]?.stringValue, "10000")
         XCTAssertEqual(report["bulkCards"]?.intValue, 100, "a page of cards, not 10,000")
+        XCTAssertEqual(report["bulkFirstCard"]?.stringValue, "Bulk 9999", "newest first")
         let firstRender = try XCTUnwrap(report["firstRenderMilliseconds"]?.doubleValue)
         XCTAssertLessThan(firstRender, 5000, "the first render with 10,000 stored (under 1 s on an idle machine)")
         XCTAssertEqual(report["clearedOnServer"]?.boolValue, true)

@@ -24,6 +24,9 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
     /// How many items are kept.
     public var count: Int { lock.withLock { queue.count } }
 
+    /// The sequence number of the newest item kept; 0 when none is.
+    package var lastSequenceNumber: UInt64 { lock.withLock { queue.items.last?.sequenceNumber ?? 0 } }
+
     /// How many items were dropped to honour the retention limit.
     public var droppedCount: Int { lock.withLock { queue.dropped } }
 

@@ -121,6 +121,7 @@ struct ControlRoutes: Sendable {
             return .json(200, [
                 "notifications": .array(items.map(\.jsonObject)),
                 "dropped": .int(server.notificationHistory.droppedCount),
+                "last": .int(Int(server.notificationHistory.lastSequenceNumber)),
             ])
         case .notification(let sequence):
             guard let notification = server.notificationHistory.item(sequence) else {
@@ -148,6 +149,7 @@ struct ControlRoutes: Sendable {
             return .json(200, [
                 "rejections": .array(items.map(\.jsonObject)),
                 "dropped": .int(server.rejectionHistory.droppedCount),
+                "last": .int(Int(server.rejectionHistory.lastSequenceNumber)),
             ])
         case .rejection(let sequence):
             guard let rejection = server.rejectionHistory.item(sequence) else {

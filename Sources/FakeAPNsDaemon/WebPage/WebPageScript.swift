@@ -55,7 +55,7 @@ const FORMATS = { simple: "binary command 0", enhanced: "binary command 1", fram
 const state = {
   notifications: [], rejections: [], since: { notifications: 0, rejections: 0 },
   dropped: { notifications: 0, rejections: 0 }, paused: false, shown: PAGE, expanded: new Set(),
-  dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: []
+  generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: []
 };
 window.fakeAPNs = state;
 const $ = (id) => document.getElementById(id);
@@ -240,8 +240,7 @@ function take(kind, response) {
   const items = response[kind];
   state.dropped[kind] = response.dropped;
   for (const item of items) {
-    item._kind = kind === "notifications" ? "notification" : "rejection";
-    item._time = Date.parse(item.receivedAt) || 0;
+    mark(kind, item);
     state[kind].push(item);
   }
   if (items.length) state.since[kind] = items[items.length - 1].sequence;
@@ -249,19 +248,50 @@ function take(kind, response) {
 }
 
 async function follow(kind) {
+  // The newest first, so the first render does not wait for a full history; then the older
+  // ones, page by page, before the long poll.
+  let older = -1;
   while (true) {
     try {
+      if (older < 0) {
+        older = Math.max(0, (await api("GET", "/api/v1/" + kind + "?limit=1")).last - PAGE);
+        state.since[kind] = older;
+      }
       const wait = state.loaded[kind] ? "&wait=" + WAIT : "";
       const response = await api("GET", "/api/v1/" + kind + "?since=" + state.since[kind] + "&limit=" + BATCH + wait);
       const count = take(kind, response);
       if (count < BATCH) state.loaded[kind] = true;
       showError(null);
       schedule();
+      if (state.loaded[kind] && older > 0) {
+        older = await backfill(kind, older);
+      }
     } catch (error) {
       showError(error);
       await new Promise((resolve) => setTimeout(resolve, 2000));
     }
   }
+}
+
+async function backfill(kind, until) {
+  const generation = state.generation;
+  let since = 0;
+  const held = [];
+  while (since < until) {
+    const response = await api("GET", "/api/v1/" + kind + "?since=" + since + "&limit=" + BATCH);
+    const items = response[kind].filter((item) => item.sequence <= until);
+    for (const item of items) { mark(kind, item); held.push(item); }
+    if (response[kind].length < BATCH || items.length < response[kind].length || !items.length) break;
+    since = items[items.length - 1].sequence;
+  }
+  if (generation === state.generation) state[kind] = held.concat(state[kind]);
+  schedule();
+  return 0;
+}
+
+function mark(kind, item) {
+  item._kind = kind === "notifications" ? "notification" : "rejection";
+  item._time = Date.parse(item.receivedAt) || 0;
 }
 
 async function refreshDevices() {
@@ -335,6 +365,7 @@ function start() {
     await api("DELETE", "/api/v1/rejections");
     state.notifications = [];
     state.rejections = [];
+    state.generation += 1;
     state.expanded.clear();
     schedule();
   }));
