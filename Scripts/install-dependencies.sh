@@ -3,7 +3,9 @@
 # OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
 # libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
 # (openssl, curl, h2load and nghttp from nghttp2-client, Debian's python3 with python3-h2,
-# php-cli), and podman, which Scripts/image builds the container image with.
+# php-cli), podman, which Scripts/image builds the container image with, and the headless
+# Chromium the web page test drives (chromium, with Debian's python3-websocket for the
+# DevTools protocol).
 # Idempotent and quiet when everything is there already.
 set -euo pipefail
 
@@ -19,6 +21,8 @@ command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 [ -x /usr/bin/php ] || missing+=(php-cli)
 /usr/bin/python3 -c 'import h2' >/dev/null 2>&1 || missing+=(python3-h2)
 command -v podman >/dev/null 2>&1 || missing+=(podman)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+/usr/bin/python3 -c 'import websocket' >/dev/null 2>&1 || missing+=(python3-websocket)
 
 if ((${#missing[@]} == 0)); then
     exit 0

@@ -65,8 +65,12 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     }
     let expectedMethod: String
     switch command {
-    case .health, .metrics, .listNotifications, .listRejections, .listDevices, .device, .listFeedback, .listFaults,
-        .listDeliveries:
+    case .webAsset, .health, .metrics, .listDevices, .device, .listFeedback, .listFaults, .listDeliveries:
+        expectedMethod = "GET"
+    case .listNotifications(_, let page), .listRejections(_, let page):
+        if let wait = page.wait {
+            require(wait >= .zero && wait <= .seconds(ControlLimits.maximumWait), "wait \(wait)")
+        }
         expectedMethod = "GET"
     case .listChannels(let bundleID):
         require(bundleID?.isEmpty != true, "an empty bundle filter")

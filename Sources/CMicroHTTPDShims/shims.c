@@ -516,11 +516,35 @@ int fakeapns_http_peer_closed(struct MHD_Connection *connection) {
     return (descriptor.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+/* Adds each "Name: value\n" line of `lines`. */
+static int add_header_lines(struct MHD_Response *response, const char *lines) {
+    char name[128];
+    char value[1024];
+    while (*lines != '\0') {
+        const char *colon = strchr(lines, ':');
+        const char *end = strchr(lines, '\n');
+        if (colon == NULL || end == NULL || colon > end) return 0;
+        size_t name_length = (size_t)(colon - lines);
+        const char *start = colon + 1;
+        while (*start == ' ') start++;
+        size_t value_length = (size_t)(end - start);
+        if (name_length >= sizeof name || value_length >= sizeof value) return 0;
+        memcpy(name, lines, name_length);
+        name[name_length] = '\0';
+        memcpy(value, start, value_length);
+        value[value_length] = '\0';
+        if (MHD_add_response_header(response, name, value) != MHD_YES) return 0;
+        lines = end + 1;
+    }
+    return 1;
+}
+
 int fakeapns_http_respond(struct MHD_Connection *connection, unsigned status, const char *content_type,
-                          const char *allow, const void *body, size_t length) {
+                          const char *allow, const char *headers, const void *body, size_t length) {
     struct MHD_Response *response = MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (response == NULL) return 0;
     int ok = MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES;
+    if (ok && headers != NULL) ok = add_header_lines(response, headers);
     if (ok && content_type != NULL) {
         ok = MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
     }

@@ -75,9 +75,9 @@ void fakeapns_http_headers(struct MHD_Connection *connection, fakeapns_http_head
 int fakeapns_http_peer_closed(struct MHD_Connection *connection);
 
 /// Queues the response: `status`, `content_type` (NULL: none), an `Allow` header
-/// (NULL: none), and `length` bytes of `body`, copied. Every response also says
-/// `Cache-Control: no-store`. Returns 1 when queued.
+/// (NULL: none), more headers as "Name: value\n" lines (NULL: none), and `length` bytes of
+/// `body`, copied. Every response also says `Cache-Control: no-store`. Returns 1 when queued.
 int fakeapns_http_respond(struct MHD_Connection *connection, unsigned status, const char *content_type,
-                          const char *allow, const void *body, size_t length);
+                          const char *allow, const char *headers, const void *body, size_t length);
 
 #endif

@@ -111,6 +111,8 @@ struct ControlRoutes: Sendable {
             return channel
         }
         switch command {
+        case .webAsset(let asset):
+            return asset.response
         case .health:
             return .json(200, ["status": "ok"])
         case .metrics:
@@ -119,10 +121,11 @@ struct ControlRoutes: Sendable {
                 body: Array(metrics.render(server: server).utf8))
 
         case .listNotifications(let filter, let page):
-            let items = server.notificationHistory.list(since: page.since, limit: page.limit, where: filter.matches)
+            let items = try list(server.notificationHistory, page, abandoned: peerClosed, where: filter.matches)
             return .json(200, [
                 "notifications": .array(items.map(\.jsonObject)),
                 "dropped": .int(server.notificationHistory.droppedCount),
+                "last": .int(Int(server.notificationHistory.lastSequenceNumber)),
             ])
         case .notification(let sequence):
             guard let notification = server.notificationHistory.item(sequence) else {
@@ -146,10 +149,11 @@ struct ControlRoutes: Sendable {
             }
 
         case .listRejections(let filter, let page):
-            let items = server.rejectionHistory.list(since: page.since, limit: page.limit, where: filter.matches)
+            let items = try list(server.rejectionHistory, page, abandoned: peerClosed, where: filter.matches)
             return .json(200, [
                 "rejections": .array(items.map(\.jsonObject)),
                 "dropped": .int(server.rejectionHistory.droppedCount),
+                "last": .int(Int(server.rejectionHistory.lastSequenceNumber)),
             ])
         case .rejection(let sequence):
             guard let rejection = server.rejectionHistory.item(sequence) else {
@@ -291,15 +295,39 @@ struct ControlRoutes: Sendable {
         }
     }
 
+    /// A page of a history; with `page.wait`, a long poll that waits on this thread for a first
+    /// item (503 when the API stops meanwhile or the client leaves; nothing when the time is up).
+    private func list<Element>(
+        _ history: History<Element>, _ page: Page, abandoned: @escaping @Sendable () -> Bool,
+        where predicate: (Element) -> Bool
+    ) throws -> [Element] {
+        guard let wait = page.wait else { return history.list(since: page.since, limit: page.limit, where: predicate) }
+        let deadline = Deadline.after(wait)
+        return try interruptible(abandoned: abandoned) { cancellation in
+            try history.list(
+                since: page.since, limit: page.limit, waitingUntil: deadline, cancellation: cancellation,
+                where: predicate)
+        }
+    }
+
     /// Waits on this (connection) thread: 200 with what arrived, 408 when the time is up, 503
     /// when the API stops meanwhile or the client leaves.
     private func wait(
         abandoned: @escaping @Sendable () -> Bool, _ operation: (WaitCancellation) throws -> JSONValue
     ) throws -> HTTPResponse {
         do {
-            return .json(200, try waits.run(abandoned: abandoned, operation))
+            return .json(200, try interruptible(abandoned: abandoned, operation))
         } catch let timeout as MailboxTimeout {
             throw ControlError(status: 408, code: "timeout", message: timeout.description)
+        }
+    }
+
+    /// Runs a wait that the API stopping or the client leaving ends with a 503.
+    private func interruptible<T>(
+        abandoned: @escaping @Sendable () -> Bool, _ operation: (WaitCancellation) throws -> T
+    ) throws -> T {
+        do {
+            return try waits.run(abandoned: abandoned, operation)
         } catch is InterruptibleWaits.Interrupted {
             throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
         } catch is InterruptibleWaits.Abandoned {

@@ -92,10 +92,14 @@ struct DeliveryFilter: Sendable, Equatable {
 struct Page: Sendable, Equatable {
     var since: UInt64 = 0
     var limit: Int?
+    /// How long to wait for an item when none is there yet (a long poll, the web page's live
+    /// list); nil: answer at once.
+    var wait: Duration?
 }
 
 /// What one request asks the control API to do, fully decoded and checked.
 enum ControlCommand: Sendable {
+    case webAsset(WebPage.Asset)
     case health
     case metrics
     case listNotifications(NotificationFilter, Page)
@@ -138,6 +142,7 @@ enum ControlCommand: Sendable {
     var waits: Bool {
         switch self {
         case .nextNotification, .nextRejection, .nextDelivery: true
+        case .listNotifications(_, let page), .listRejections(_, let page): page.wait != nil
         default: false
         }
     }
@@ -184,6 +189,13 @@ extension ControlCommand {
         }
 
         switch segments {
+        case let path where path == [""] || (path.count == 2 && path[0] == "web"):
+            try allow("GET")
+            try query.expectNone()
+            guard let asset = WebPage.asset(named: segments.last ?? "") else {
+                throw ControlError.notFound("the web page has no file \(request.path.prefix(200))")
+            }
+            self = .webAsset(asset)
         case ["healthz"]:
             try allow("GET")
             try query.expectNone()
@@ -198,7 +210,7 @@ extension ControlCommand {
                 try query.expectNone()
                 self = .clearNotifications
             } else {
-                try query.expectOnly(["token", "topic", "since", "limit"])
+                try query.expectOnly(["token", "topic", "since", "limit", "wait"])
                 self = .listNotifications(try query.notificationFilter(), try query.page())
             }
         case ["api", "v1", "notifications", "next"]:
@@ -215,7 +227,7 @@ extension ControlCommand {
                 try query.expectNone()
                 self = .clearRejections
             } else {
-                try query.expectOnly(["token", "reason", "since", "limit"])
+                try query.expectOnly(["token", "reason", "since", "limit", "wait"])
                 self = .listRejections(try query.rejectionFilter(), try query.page())
             }
         case ["api", "v1", "rejections", "next"]:

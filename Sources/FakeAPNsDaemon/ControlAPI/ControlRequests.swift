@@ -143,15 +143,18 @@ struct QueryParameters {
             }
             page.limit = limit
         }
+        if value("wait") != nil {
+            page.wait = try timeout(named: "wait")
+        }
         return page
     }
 
-    /// `timeout` in seconds (fractions allowed), 0 to the maximum wait; the default when absent.
-    func timeout() throws -> Duration {
-        guard let text = value("timeout") else { return .milliseconds(Int(ControlLimits.defaultWait * 1000)) }
+    /// The `timeout` parameter (or `name`) in seconds (fractions allowed), 0 to the maximum wait; the default when absent.
+    func timeout(named name: String = "timeout") throws -> Duration {
+        guard let text = value(name) else { return .milliseconds(Int(ControlLimits.defaultWait * 1000)) }
         let problem = ControlError.badRequest(
             "invalid_parameter",
-            "query parameter 'timeout' must be seconds from 0 to \(Int(ControlLimits.maximumWait)), such as 5 or 0.5, "
+            "query parameter '\(name)' must be seconds from 0 to \(Int(ControlLimits.maximumWait)), such as 5 or 0.5, "
                 + "not \(shown(text))")
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard text.count <= 16, !parts[0].isEmpty, parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),

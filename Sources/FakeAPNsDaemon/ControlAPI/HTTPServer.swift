@@ -51,6 +51,9 @@ struct HTTPResponse: Sendable {
     var allow: String?
     /// The body.
     var body: [UInt8]
+    /// More headers, such as the web page's `Content-Security-Policy`; names and values must
+    /// hold no CR or LF.
+    var headers: [(name: String, value: String)] = []
 
     /// A JSON body, serialized with a final newline (for people reading it in a terminal).
     static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
@@ -185,10 +188,11 @@ final class HTTPServer: @unchecked Sendable {
         request.peerClosed = { fakeapns_http_peer_closed(probe.connection) != 0 }
         request.beyondConnectionLimit = beyondLimit != 0
         let response = box.handler(request)
+        let extra = response.headers.map { "\($0.name): \($0.value)\n" }.joined()
         return response.body.withUnsafeBytes { buffer in
             fakeapns_http_respond(
-                connection, UInt32(clamping: response.status), response.contentType, response.allow, buffer.baseAddress,
-                buffer.count)
+                connection, UInt32(clamping: response.status), response.contentType, response.allow,
+                extra.isEmpty ? nil : extra, buffer.baseAddress, buffer.count)
         }
     }
 

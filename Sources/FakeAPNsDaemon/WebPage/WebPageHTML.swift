@@ -1,0 +1,59 @@
+extension WebPage {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>FakeAPNs</title>
+<link rel="stylesheet" href="/web/app.css">
+<script src="/web/app.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>FakeAPNs</h1>
+  <div id="counts" class="counts">
+    <span>stored <b id="count-stored">0</b></span>
+    <span>dropped <b id="count-dropped">0</b></span>
+    <span>rejected <b id="count-rejected">0</b></span>
+    <span id="live-state" class="live">live</span>
+  </div>
+</header>
+<nav class="toolbar">
+  <input id="filter-token" type="search" placeholder="token" aria-label="Filter by token">
+  <input id="filter-topic" type="search" placeholder="topic" aria-label="Filter by topic">
+  <input id="filter-text" type="search" placeholder="text" aria-label="Filter by text">
+  <button id="pause" type="button">Pause</button>
+  <button id="clear" type="button">Clear</button>
+  <button id="show-devices" type="button">Devices</button>
+  <button id="show-faults" type="button">Faults</button>
+</nav>
+<section id="devices" class="panel" hidden>
+  <h2>Devices <label><input id="strict" type="checkbox"> strict</label></h2>
+  <form id="device-form">
+    <input name="token" placeholder="token (hex)" required>
+    <input name="topic" placeholder="topic (optional)">
+    <select name="environment"><option value="">any environment</option><option>sandbox</option><option>production</option></select>
+    <button type="submit">Register</button>
+  </form>
+  <table><tbody id="device-list"></tbody></table>
+</section>
+<section id="faults" class="panel" hidden>
+  <h2>Fault rules</h2>
+  <form id="fault-form">
+    <select name="matchKind"><option value="every">every push</option><option value="token">token</option><option value="topic">topic</option><option value="nth">nth push</option></select>
+    <input name="matchValue" placeholder="token, topic or n">
+    <select name="actionKind"><option value="respond">respond with reason</option><option value="reject">binary status</option><option value="closeConnection">close connection</option><option value="resetStream">reset stream</option><option value="delayMilliseconds">delay (ms)</option></select>
+    <input name="actionValue" placeholder="BadDeviceToken, 8 or 200">
+    <input name="times" placeholder="once, always or a count" value="once">
+    <button type="submit">Add</button>
+  </form>
+  <table><tbody id="fault-list"></tbody></table>
+</section>
+<p id="error" class="error" hidden></p>
+<main id="list" aria-live="polite"></main>
+<button id="more" type="button" hidden>Show more</button>
+</body>
+</html>
+"""#
+}

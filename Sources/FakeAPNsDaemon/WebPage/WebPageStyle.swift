@@ -1,0 +1,38 @@
+extension WebPage {
+    static let style = #"""
+:root { color-scheme: light dark; --bg: #f2f2f7; --card: #fff; --muted: #6e6e73; --line: #d1d1d6; --bad: #c4302b; }
+@media (prefers-color-scheme: dark) { :root { --bg: #1c1c1e; --card: #2c2c2e; --muted: #a1a1a6; --line: #3a3a3c; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 -apple-system, system-ui, sans-serif; background: var(--bg); }
+header { display: flex; align-items: baseline; gap: 1em; padding: .6em 1em; }
+h1 { font-size: 1.3em; margin: 0; }
+.counts span { margin-right: 1em; color: var(--muted); }
+.live { color: #248a3d; } .live.paused { color: var(--bad); }
+.toolbar { display: flex; flex-wrap: wrap; gap: .4em; padding: 0 1em .6em; }
+input, select, button { font: inherit; padding: .25em .5em; border: 1px solid var(--line); border-radius: 6px; background: var(--card); color: inherit; }
+button { cursor: pointer; }
+.panel { margin: 0 1em .6em; padding: .6em; background: var(--card); border-radius: 10px; }
+.panel h2 { font-size: 1em; margin: 0 0 .4em; }
+.panel td { padding: .1em .6em .1em 0; font-family: ui-monospace, monospace; font-size: 12px; }
+.error { margin: 0 1em; color: var(--bad); }
+main { padding: 0 1em 1em; max-width: 760px; }
+.card { background: var(--card); border-radius: 14px; padding: .6em .8em; margin: 0 0 .6em; box-shadow: 0 1px 2px rgba(0,0,0,.12); }
+.card.rejection { border-left: 5px solid var(--bad); }
+.top { display: flex; gap: .5em; align-items: baseline; font-size: 12px; color: var(--muted); }
+.app { font-weight: 600; text-transform: uppercase; letter-spacing: .02em; flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.title { font-weight: 600; }
+.subtitle { font-weight: 500; }
+.body { white-space: pre-wrap; overflow-wrap: anywhere; }
+.tags { display: flex; flex-wrap: wrap; gap: .3em; margin-top: .3em; font-size: 12px; }
+.tag { padding: 0 .45em; border-radius: 5px; background: var(--bg); color: var(--muted); }
+.tag.kind { background: #5856d6; color: #fff; }
+.tag.bad { background: var(--bad); color: #fff; }
+.token { font-family: ui-monospace, monospace; cursor: copy; }
+.reason { font-weight: 600; color: var(--bad); }
+details { margin-top: .3em; font-size: 12px; }
+pre { margin: .3em 0; padding: .4em; background: var(--bg); border-radius: 6px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 0 .8em; margin: .3em 0; }
+dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; font-family: ui-monospace, monospace; }
+#more { margin: 0 1em 1em; }
+"""#
+}
