@@ -197,6 +197,14 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(answers, ["429 TooManyRequests", "503 ServiceUnavailable", "503 Shutdown", "500 SomethingNew", "200 "])
     }
 
+    func testARefusalBeforeValidationKeepsTheTopicSent() throws {
+        let request = ProviderAPIClient.Request(
+            path: "/3/device/not-hex", headers: [("apns-topic", "com.example.other")], body: Array(#"{"aps":{}}"#.utf8))
+        XCTAssertEqual(try server.connectHTTP2().send(request).reason, "BadDeviceToken")
+        let rejection = try server.rejections.pop(timeout: .seconds(5))
+        XCTAssertEqual(rejection.topic, "com.example.other", "\(rejection)")
+    }
+
     func testGoAwayFaultSendsJSONDebugDataAndCloses() throws {
         server.faults.add(FaultRule(match: .every, action: .goAway(.shutdown)))
         let client = try server.connectHTTP2()
@@ -215,7 +223,10 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(reset.resetCode, 7)
         XCTAssertEqual(reset.status, 0)
         XCTAssertEqual(try client.send(.push()).status, 200)
-        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Stream reset")
+        let rejection = try server.rejections.pop(timeout: .seconds(5))
+        XCTAssertEqual(rejection.reason, "Stream reset")
+        XCTAssertEqual(rejection.topic, "com.example.app", "a device push's refusal keeps its apns-topic")
+        XCTAssertNil(rejection.channelOperation)
     }
 
     func testDelayFaultDelaysTheResponse() throws {

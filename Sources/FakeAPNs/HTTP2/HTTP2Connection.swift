@@ -465,13 +465,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             body: Self.errorBody(reason, unregisteredAt: unregisteredAt))
         record(
             stream, body, validated: validated, deviceToken: deviceToken, reason: reason, label: nil, detail: detail,
-            cause: cause, responseSent: true, closed: closes, apnsID: apnsID, unregisteredAt: unregisteredAt)
+            cause: cause, responseSent: true, closed: closes, apnsID: apnsID, topic: validated?.topic ?? fields.topic,
+            unregisteredAt: unregisteredAt)
     }
 
     private func record(
         _ stream: Int32, _ body: UnsafeRawBufferPointer, validated: ValidatedRequest?, deviceToken: DeviceToken? = nil,
         reason: APNsReason?, label: String?, detail: String, cause: Rejection.Cause, responseSent: Bool, closed: Bool,
-        apnsID: String? = nil, unregisteredAt: Date? = nil
+        apnsID: String? = nil, topic: String? = nil, unregisteredAt: Date? = nil
     ) {
         processed(stream)
         refusalStreams.append(stream)
@@ -479,8 +480,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             answer: reason.map { .reason($0) }, reason: label, detail: detail, cause: cause, responseSent: responseSent,
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
-            format: .http2, apnsID: apnsID ?? validated?.apnsID, unregisteredAt: unregisteredAt,
-            connection: connection.info))
+            format: .http2, apnsID: apnsID ?? validated?.apnsID, topic: topic ?? validated?.topic,
+            unregisteredAt: unregisteredAt, connection: connection.info))
     }
 
     private func processed(_ stream: Int32) {
