@@ -1,3 +1,4 @@
+import FakeAPNs
 import Foundation
 
 #if canImport(Glibc)
@@ -36,36 +37,10 @@ enum HealthcheckCommand {
 
     /// The first line of the answer to `GET /healthz`, or nil when there is none within 3 s.
     private static func statusLine(host: String, port: Int) -> String? {
-        var storage = sockaddr_storage()
-        let length: Int
-        var family: Int32
-        if withUnsafeMutablePointer(to: &storage, { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-            $0.pointee.sin_family = sa_family_t(AF_INET)
-            $0.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
-            return inet_pton(AF_INET, host, &$0.pointee.sin_addr)
-        } }) == 1 {
-            family = AF_INET
-            length = MemoryLayout<sockaddr_in>.size
-        } else if withUnsafeMutablePointer(to: &storage, { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-            $0.pointee.sin6_family = sa_family_t(AF_INET6)
-            $0.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
-            return inet_pton(AF_INET6, host, &$0.pointee.sin6_addr)
-        } }) == 1 {
-            family = AF_INET6
-            length = MemoryLayout<sockaddr_in6>.size
-        } else {
-            return nil
-        }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? Socket.connect(host: host, port: port) else { return nil }
         defer { close(fd) }
-        var limit = timeval(tv_sec: 3, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(length)) }
-        }
-        guard connected == 0 else { return nil }
+        Socket.setTimeout(fd, SO_RCVTIMEO, .seconds(3))
+        Socket.setTimeout(fd, SO_SNDTIMEO, .seconds(3))
         let request = Array("GET /healthz HTTP/1.0\r\nHost: \(host)\r\n\r\n".utf8)
         guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
         var answer: [UInt8] = []

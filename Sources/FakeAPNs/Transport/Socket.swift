@@ -28,8 +28,8 @@ public struct SocketError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(operation): \(message)" }
 }
 
-/// Plain socket calls, in one place.
-enum Socket {
+/// Plain socket calls, in one place (the daemon's health check connects with them too).
+package enum Socket {
     /// Ignore SIGPIPE once per process, so writing to a peer that left is an error, not death.
     static let ignoreBrokenPipe: Void = {
         signal(SIGPIPE, SIG_IGN)
@@ -88,7 +88,7 @@ enum Socket {
     }
 
     /// A connected socket to `host:port`.
-    static func connect(host: String, port: Int) throws -> Int32 {
+    package static func connect(host: String, port: Int) throws -> Int32 {
         _ = ignoreBrokenPipe
         var lastError = SocketError("connecting to \(host):\(port)", message: "no address")
         for (family, address) in try resolve(host: host, port: port, passive: false) {
@@ -128,7 +128,7 @@ enum Socket {
 
     /// Sets `SO_RCVTIMEO` or `SO_SNDTIMEO`: a blocking receive or send that waits that long
     /// fails with `EAGAIN`.
-    static func setTimeout(_ fd: Int32, _ option: Int32, _ timeout: Duration) {
+    package static func setTimeout(_ fd: Int32, _ option: Int32, _ timeout: Duration) {
         let (seconds, attoseconds) = timeout.components
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
