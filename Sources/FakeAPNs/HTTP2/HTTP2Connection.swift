@@ -324,10 +324,11 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
         // With no fault rule and an open, empty registry the policy accepts everything: one
         // atomic load instead of asking it, as the binary gateway does.
-        let baseTopic = context.policy.isActive ? Self.bundleTopic(validated.topic, pushType: validated.pushType) : nil
-        let verdict = context.policy.isActive
-            ? waitingOutDelays { context.policy.judge(token: validated.deviceToken, topic: baseTopic, afterDelay: $0) }
-            : .accept
+        var verdict = Policy.Verdict.accept
+        if context.policy.isActive {
+            let baseTopic = Self.bundleTopic(validated.topic, pushType: validated.pushType)
+            verdict = waitingOutDelays { context.policy.judge(token: validated.deviceToken, topic: baseTopic, afterDelay: $0) }
+        }
         switch verdict {
         case .accept, .registry(.accept):
             accept(stream, validated, claims: claims)
