@@ -8,8 +8,13 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/// OpenSSL's read buffer per busy connection, with read-ahead: up to four full records
+/// from one read of the socket.
+#define FAKEAPNS_TLS_READ_BUFFER (64 * 1024)
+
 /// Server defaults: TLS 1.0 and later (legacy APNs clients), no renegotiation,
-/// a peer closing without close_notify is an ordinary end of stream.
+/// a peer closing without close_notify is an ordinary end of stream; read-ahead into a
+/// buffer of FAKEAPNS_TLS_READ_BUFFER bytes, kept while the connection is busy.
 int fakeapns_ssl_ctx_configure(SSL_CTX *ctx, int allow_legacy_versions);
 
 /// Partial writes and moving write buffers, as the connection loop expects.

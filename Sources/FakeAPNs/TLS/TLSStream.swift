@@ -143,14 +143,15 @@ final class TLSStream: @unchecked Sendable {
         }
     }
 
-    /// Whether part of a TLS record has arrived and waits for the rest.
+    /// Whether part of a TLS record has arrived and waits for the rest; asked after a read
+    /// found no whole record (with read-ahead, whole records also count as pending).
     var isInsideRecord: Bool {
         SSL_has_pending(ssl) == 1
     }
 
-    /// Frees OpenSSL's read and write buffers of this connection when they hold nothing
-    /// (`SSL_MODE_RELEASE_BUFFERS` frees them only after a record, not during a read that
-    /// waits); the next read or write allocates them again.
+    /// Frees OpenSSL's read and write buffers of this connection when they hold nothing: a
+    /// connection keeps them while busy and gives them back when it goes quiet; the next read
+    /// or write allocates them again.
     func releaseBuffers() {
         _ = SSL_free_buffers(ssl)
     }
@@ -315,9 +316,12 @@ final class TLSStream: @unchecked Sendable {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
         fakeapns_ssl_require_close_notify(ssl)
         var waitFor = Int16(POLLIN)
+        // Records OpenSSL has already read (read-ahead) or decrypted do not show on the
+        // socket: the first read tries them; after a "want read" only the socket can help.
+        var mayHoldRecords = SSL_has_pending(ssl) == 1
         while true {
-            // Records OpenSSL has already decrypted do not show on the socket.
-            if SSL_pending(ssl) == 0 && !wait(for: waitFor, until: deadline) { return .timedOut }
+            if !mayHoldRecords && !wait(for: waitFor, until: deadline) { return .timedOut }
+            mayHoldRecords = false
             // Non-blocking for this one read: a readable socket may hold only part of a record,
             // or a TLS 1.3 session ticket and no data, and a blocking read would wait past the
             // deadline.
