@@ -129,6 +129,8 @@ public final class ProviderAPIClient {
     private let timeout: Duration
     private var responses: [Int32: Response] = [:]
     private var open: Set<Int32> = []
+    /// Where answers are read into, made once: a request is one write and, mostly, one read.
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// GOAWAY from the server, when one came.
     private(set) var goAway: (lastStream: Int32, errorCode: UInt32, debugData: [UInt8])?
 
@@ -246,11 +248,10 @@ public final class ProviderAPIClient {
             return stream
         }
         try flush()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while streams.contains(where: open.contains) {
-            let count = try buffer.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
+            let count = try readBuffer.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
             if count == 0 { break }
-            try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             try flush()
         }
         return streams.map { responses.removeValue(forKey: $0) ?? Response(status: 0) }

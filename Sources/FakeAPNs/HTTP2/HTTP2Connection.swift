@@ -63,6 +63,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var tokens: ProviderTokenSession
     @exclusivity(unchecked) private var uuids = RandomUUID()
+    /// The claims' object the last accepted push with a provider token got.
+    @exclusivity(unchecked) private var lastExtras: PushNotification.HTTP2Fields.Extras?
     @exclusivity(unchecked) private var streamsOpened = false
     /// The highest stream answered, reset or closed on: streams complete out of order, so a
     /// GOAWAY of this side names this one, never the stream that caused it.
@@ -440,7 +442,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             connection: connection.info, receivedAt: Date(),
             http2: PushNotification.HTTP2Fields(
                 apnsID: validated.apnsID, topic: validated.topic, pushType: validated.pushType,
-                collapseID: validated.collapseID, providerToken: claims)))
+                collapseID: validated.collapseID, extras: extras(for: claims))))
         if context.policy.environment == .sandbox {
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RandomUUID.length) { uniqueID in
                 uuids.next(into: uniqueID)
@@ -450,6 +452,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: nil)
         }
         openStreams()
+    }
+
+    /// The claims' object for an accepted push's fields: one per token, shared by the
+    /// notifications that came with it (a connection keeps to one token for up to an hour).
+    private func extras(for claims: ProviderTokenClaims?) -> PushNotification.HTTP2Fields.Extras? {
+        guard let claims else { return nil }
+        if let last = lastExtras, last.providerToken == claims { return last }
+        let made = PushNotification.HTTP2Fields.Extras(providerToken: claims)
+        lastExtras = made
+        return made
     }
 
     /// Answers Apple's error response and records the refusal; `closes` when the connection

@@ -13,13 +13,17 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     /// twice (in the queue and in the history), and two references cost far less than two
     /// copies of the fields. A value changes its storage only when it holds the sole reference
     /// (it copies first otherwise), so no two threads ever write one storage.
+    ///
+    /// The fields are in the order that packs them: the format, identifier and expiration
+    /// fill the token's last word, so the object is 112 bytes, a 128-byte allocation (144 in
+    /// declaration by kind).
     private final class Storage: @unchecked Sendable {
         var deviceToken: DeviceToken
-        var payload: Payload
+        var format: Format
         var identifier: UInt32
         var expiration: UInt32?
         var priority: Priority
-        var format: Format
+        var payload: Payload
         var connection: ConnectionInfo
         var receivedAt: Date
         var sequenceNumber: UInt64
@@ -133,7 +137,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     /// The fields only HTTP/2 requests carry.
     public final class HTTP2Fields: Sendable {
         /// The `apns-id`, lowercase.
-        public let apnsID: String
+        public var apnsID: String { storedID.text }
         /// The topic.
         public let topic: String?
         /// The push type, when sent.
@@ -141,27 +145,115 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// The collapse ID, when sent.
         public let collapseID: String?
         /// The provider token's claims, with token authentication.
-        public let providerToken: ProviderTokenClaims?
+        public var providerToken: ProviderTokenClaims? { extras?.providerToken }
         /// A broadcast's channel id.
-        public let channelID: String?
+        public var channelID: String? { extras?.channelID }
         /// A broadcast's `apns-request-id`.
-        public let requestID: String?
+        public var requestID: String? { extras?.requestID }
         /// A broadcast's `apns-unique-id`.
-        public let uniqueID: String?
+        public var uniqueID: String? { extras?.uniqueID }
+
+        /// The `apns-id`: a UUID in lowercase 8-4-4-4-12 form, as APNs answers every accepted
+        /// one, as its 16 bytes (no text kept); anything else as it was given.
+        private let storedID: StoredID
+        /// What most notifications lack (token claims, a broadcast's fields), in one shared
+        /// object or none: an accepted push keeps 112 bytes of fields, not 192 and its
+        /// `apns-id`'s text.
+        private let extras: Extras?
 
         /// HTTP/2 fields.
         package init(
             apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?,
             channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil
         ) {
-            self.apnsID = apnsID
+            storedID = StoredID(apnsID)
             self.topic = topic
             self.pushType = pushType
             self.collapseID = collapseID
-            self.providerToken = providerToken
-            self.channelID = channelID
-            self.requestID = requestID
-            self.uniqueID = uniqueID
+            extras = providerToken == nil && channelID == nil && requestID == nil && uniqueID == nil
+                ? nil
+                : Extras(providerToken: providerToken, channelID: channelID, requestID: requestID, uniqueID: uniqueID)
+        }
+
+        /// HTTP/2 fields whose claims and broadcast fields are those of `extras`: a connection
+        /// that authenticates with one token shares one object among its notifications.
+        package init(apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, extras: Extras?) {
+            storedID = StoredID(apnsID)
+            self.topic = topic
+            self.pushType = pushType
+            self.collapseID = collapseID
+            self.extras = extras
+        }
+
+        /// The rarer fields, shared by the notifications that have the same.
+        package final class Extras: Sendable {
+            let providerToken: ProviderTokenClaims?
+            let channelID: String?
+            let requestID: String?
+            let uniqueID: String?
+
+            package init(providerToken: ProviderTokenClaims?, channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil) {
+                self.providerToken = providerToken
+                self.channelID = channelID
+                self.requestID = requestID
+                self.uniqueID = uniqueID
+            }
+        }
+
+        private enum StoredID: Sendable {
+            case uuid(UInt64, UInt64)
+            case text(String)
+
+            init(_ text: String) {
+                var text = text
+                self = text.withUTF8 { Self.words(ofCanonicalUUID: $0) }.map { .uuid($0.0, $0.1) } ?? .text(text)
+            }
+
+            /// The 128 bits of a lowercase 8-4-4-4-12 UUID, or nil for any other text.
+            private static func words(ofCanonicalUUID bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+                guard bytes.count == 36 else { return nil }
+                var high: UInt64 = 0
+                var low: UInt64 = 0
+                var digits = 0
+                for (offset, byte) in bytes.enumerated() {
+                    if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                        guard byte == UInt8(ascii: "-") else { return nil }
+                        continue
+                    }
+                    let value: UInt8
+                    switch byte {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+                    case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+                    default: return nil
+                    }
+                    if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+                    digits += 1
+                }
+                return (high, low)
+            }
+
+            var text: String {
+                switch self {
+                case .text(let text):
+                    return text
+                case .uuid(let high, let low):
+                    return String(unsafeUninitializedCapacity: 36) { buffer in
+                        let hex: StaticString = "0123456789abcdef"
+                        var digit = 0
+                        for offset in 0..<36 {
+                            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                                buffer[offset] = UInt8(ascii: "-")
+                                continue
+                            }
+                            let word = digit < 16 ? high : low
+                            let shift = UInt64(60 - 4 * (digit % 16))
+                            buffer[offset] = hex.utf8Start[Int(word >> shift & 0xF)]
+                            digit += 1
+                        }
+                        return 36
+                    }
+                }
+            }
         }
     }
 
