@@ -308,7 +308,9 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     func append(moving batch: inout [Element]) {
         guard !batch.isEmpty else { return }
         var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
-        lock.withLock {
+        // Waiting threads are woken once the lock is released: woken inside it, each would
+        // wake only to wait for the lock, a second sleep and wake-up before it could pop.
+        let wake = lock.withLock { () -> Bool in
             arrivedTotal += batch.count
             queue.append(moving: &batch)
             if !asyncWaiters.isEmpty {
@@ -321,8 +323,9 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
                     }
                 }
             }
-            if syncWaiters > 0 { lock.broadcast() }
+            return syncWaiters > 0
         }
+        if wake { lock.broadcast() }
         for (continuation, taken) in ready {
             continuation.resume(returning: taken)
         }
