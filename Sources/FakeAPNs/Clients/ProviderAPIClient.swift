@@ -240,8 +240,10 @@ public final class ProviderAPIClient {
     /// (status 0 for a request the server never answered).
     func exchange(_ requests: [Request]) throws -> [Response] {
         let streams = requests.map { request in
-            let headers = [(":method", request.method), (":scheme", "https"), (":authority", authority), (":path", request.path)]
-                + request.headers
+            var headers: [(String, String)] = []
+            headers.reserveCapacity(4 + request.headers.count)
+            headers += [(":method", request.method), (":scheme", "https"), (":authority", authority), (":path", request.path)]
+            headers += request.headers
             let stream = session.submitRequest(headers: headers, body: request.body)
             open.insert(stream)
             responses[stream] = Response(status: 0)
@@ -269,12 +271,16 @@ extension ProviderAPIClient: HTTP2SessionDelegate {
     func streamBegan(_ stream: Int32) {}
 
     func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        let name = String(decoding: name, as: UTF8.self)
-        let value = String(decoding: value, as: UTF8.self)
-        if name == ":status" {
-            responses[stream]?.status = Int(value) ?? 0
+        if name.elementsEqual(":status".utf8) {
+            // Three digits, read without making text of them.
+            var status = 0
+            for digit in value {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9"), status < 1000 else { status = 0; break }
+                status = status * 10 + Int(digit - UInt8(ascii: "0"))
+            }
+            responses[stream]?.status = status
         } else {
-            responses[stream]?.headers.append((name, value))
+            responses[stream]?.headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
     }
 

@@ -296,28 +296,37 @@ final class NGHTTP2Session {
         }
     }
 
-    /// Calls `body` with an nghttp2_nv array for `headers`, valid during the call.
+    /// Calls `body` with an nghttp2_nv array for `headers`, valid during the call: the names
+    /// and values copied end to end into one temporary buffer, the array in another (a request
+    /// or an answer costs no heap allocation here).
     private static func withNameValues<T>(
         _ headers: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T
     ) -> T {
-        var storage: [UInt8] = []
-        var spans: [(Int, Int, Int, Int)] = []
-        for (name, value) in headers {
-            let nameStart = storage.count
-            storage += name.utf8
-            let valueStart = storage.count
-            storage += value.utf8
-            spans.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
-        }
-        storage.append(0)
-        return storage.withUnsafeMutableBufferPointer { bytes in
-            let base = bytes.baseAddress!
-            let nva = spans.map { span in
-                nghttp2_nv(
-                    name: base + span.0, value: base + span.2, namelen: span.1, valuelen: span.3,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        var size = 1
+        for (name, value) in headers { size += name.utf8.count + value.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { storage in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(headers.count, 1)) { nva in
+                var offset = 0
+                func copy(_ text: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+                    var text = text
+                    let start = storage.baseAddress! + offset
+                    let count = text.withUTF8 { bytes in
+                        if let source = bytes.baseAddress { start.initialize(from: source, count: bytes.count) }
+                        return bytes.count
+                    }
+                    offset += count
+                    return (start, count)
+                }
+                for (index, (name, value)) in headers.enumerated() {
+                    let (namePointer, nameCount) = copy(name)
+                    let (valuePointer, valueCount) = copy(value)
+                    (nva.baseAddress! + index).initialize(to: nghttp2_nv(
+                        name: namePointer, value: valuePointer, namelen: nameCount, valuelen: valueCount,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                storage[offset] = 0
+                return body(UnsafePointer(nva.baseAddress!), headers.count)
             }
-            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
         }
     }
 }

@@ -51,6 +51,15 @@ struct BoundedQueue<Element> {
     }
 
     /// Removes and returns every kept item; nil when none is.
+    /// The oldest element, removed; nil when there is none.
+    mutating func removeFirst() -> Element? {
+        guard storage.count > head else { return nil }
+        let taken = storage[head]
+        head += 1
+        compactIfWorthIt()
+        return taken
+    }
+
     mutating func removeEverything() -> [Element]? {
         guard storage.count > head else { return nil }
         if head > 0 { storage.removeFirst(head) }

@@ -105,7 +105,9 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// arrive.
     @available(*, noasync, message: "pop blocks the thread; in async code use next")
     public func pop(timeout: Duration = defaultTimeout) throws -> Element {
-        try wait(for: .count(1), awaited: "a \(noun)", timeout: timeout)[0]
+        // What has arrived already is taken without a wait's bookkeeping.
+        if let first = lock.withLock({ queue.removeFirst() }) { return first }
+        return try wait(for: .count(1), awaited: "a \(noun)", timeout: timeout)[0]
     }
 
     /// Removes and returns the `count` oldest items, blocking the thread up to `timeout` until
@@ -170,25 +172,29 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     private func wait(
-        for request: Request, awaited: String, timeout: Duration, cancellation: WaitCancellation? = nil
+        for request: Request, awaited: @autoclosure () -> String, timeout: Duration,
+        cancellation: WaitCancellation? = nil
     ) throws -> [Element] {
         let deadline = Deadline.after(timeout)
-        let waitForItems = {
-            try self.lock.withLock {
-                self.syncWaiters += 1
-                defer { self.syncWaiters -= 1 }
-                while true {
-                    if cancellation?.isCancelled == true { throw CancellationError() }
-                    if let taken = self.take(request) { return taken }
-                    if !self.lock.wait(until: deadline) {
+        // `awaited` makes its text only when a pop times out.
+        return try withoutActuallyEscaping(awaited) { awaited in
+            let waitForItems = {
+                try self.lock.withLock {
+                    self.syncWaiters += 1
+                    defer { self.syncWaiters -= 1 }
+                    while true {
+                        if cancellation?.isCancelled == true { throw CancellationError() }
                         if let taken = self.take(request) { return taken }
-                        throw self.timeoutError(awaited: awaited, timeout: timeout)
+                        if !self.lock.wait(until: deadline) {
+                            if let taken = self.take(request) { return taken }
+                            throw self.timeoutError(awaited: awaited(), timeout: timeout)
+                        }
                     }
                 }
             }
+            guard let cancellation else { return try waitForItems() }
+            return try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }, waitForItems)
         }
-        guard let cancellation else { return try waitForItems() }
-        return try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }, waitForItems)
     }
 
     // MARK: - Popping, async
