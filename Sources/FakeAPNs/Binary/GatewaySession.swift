@@ -22,9 +22,12 @@ struct GatewaySession {
         let response: BinaryErrorResponse?
     }
 
-    /// The identifier of the last notification accepted here, for status 10 (shutdown).
+    /// The identifier of the last notification accepted here, for status 10 (shutdown), and
+    /// the chunks payloads are copied into.
     private final class State {
         var lastAcceptedIdentifier: UInt32 = 0
+        /// Where payloads are copied: shared chunks, no allocation per notification.
+        var payloads = PayloadArena()
     }
 
     private let state = State()
@@ -100,7 +103,7 @@ struct GatewaySession {
             case .frame(let frame):
                 let notification = PushNotification(
                     deviceToken: DeviceToken(copying: UnsafeRawBufferPointer(rebasing: rest[frame.token])),
-                    payload: Payload(copying: UnsafeRawBufferPointer(rebasing: rest[frame.payload])),
+                    payload: state.payloads.payload(copying: UnsafeRawBufferPointer(rebasing: rest[frame.payload])),
                     identifier: frame.identifier,
                     expiration: frame.expiration,
                     priority: Priority(rawValue: Int(frame.priority)),

@@ -63,6 +63,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var output: [UInt8] = []
     @exclusivity(unchecked) private var tokens: ProviderTokenSession
     @exclusivity(unchecked) private var uuids = RandomUUID()
+    /// Where accepted payloads are copied: shared chunks, no allocation per notification.
+    @exclusivity(unchecked) private var payloads = PayloadArena()
     /// The claims' object the last accepted push with a provider token got.
     @exclusivity(unchecked) private var lastExtras: PushNotification.HTTP2Fields.Extras?
     @exclusivity(unchecked) private var streamsOpened = false
@@ -303,7 +305,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
         }
         var validated: ValidatedRequest
-        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }) {
+        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }, payloads: &payloads) {
         case .rejected(let reason, let detail, let deviceToken):
             return refuse(stream, fields, body, reason, detail, deviceToken: deviceToken)
         case .accepted(let accepted):

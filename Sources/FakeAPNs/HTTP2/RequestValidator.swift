@@ -121,15 +121,18 @@ struct RequestValidator: Sendable {
     func validate(
         _ request: HTTP2Request, topics: TopicAuthority, newID: () -> String = { RandomUUID.make() }
     ) -> RequestValidation {
-        request.body.withUnsafeBytes { body in
-            validate(RequestHeaderFields(request.headers), body: body, topics: topics, newID: newID)
+        var payloads = PayloadArena()
+        return request.body.withUnsafeBytes { body in
+            validate(RequestHeaderFields(request.headers), body: body, topics: topics, newID: newID, payloads: &payloads)
         }
     }
 
     /// Checks a request given as its collected header fields and its body, as a connection
-    /// holds it; the same checks in the same order as ``validate(_:topics:newID:)``.
+    /// holds it; the same checks in the same order as ``validate(_:topics:newID:)``. An
+    /// accepted request's payload is copied into `payloads`, the connection's chunks.
     func validate(
-        _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, topics: TopicAuthority, newID: () -> String
+        _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, topics: TopicAuthority, newID: () -> String,
+        payloads: inout PayloadArena
     ) -> RequestValidation {
         // 1-4: method, path, duplicates, token.
         let method = fields.method ?? ""
@@ -254,7 +257,7 @@ struct RequestValidator: Sendable {
                 deviceToken: deviceToken, apnsID: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
                 expiration: expiration, priority: priority, topic: topic, pushType: pushType,
                 collapseID: fields.collapseID, authorization: fields.authorization,
-                payload: Payload(copying: body)))
+                payload: payloads.payload(copying: body)))
     }
 
     // MARK: - Path and token

@@ -20,23 +20,36 @@ public import Foundation
 /// payload.customKeys.keys    // ["id"]
 /// ```
 public struct Payload: Sendable, Hashable {
-    /// The storage, shared by copies; only read after creation, the parse result under a lock.
+    /// The chunk holding the bytes, shared by copies (and, for payloads a connection received,
+    /// by its neighbours); only read after creation, the parse results under a lock.
     private struct Shared: @unchecked Sendable {
-        let storage: Storage
+        let chunk: Chunk
     }
 
     private let shared: Shared
-    private var storage: Storage { shared.storage }
+    /// Where the bytes start in the chunk, and how many there are.
+    private let offset: UInt32
+    private let length: UInt32
+    private var chunk: Chunk { shared.chunk }
 
     /// Creates a payload from raw bytes, without parsing them.
     public init(bytes: some Sequence<UInt8>) {
         let array = Array(bytes)
-        shared = Shared(storage: array.withUnsafeBytes { Storage.make(copying: $0) })
+        self = array.withUnsafeBytes { Payload(copying: $0) }
     }
 
-    /// A payload copied straight from a receive buffer: one allocation, bytes and all.
+    /// A payload copied into a chunk of its own: one allocation, bytes and all.
     init(copying raw: UnsafeRawBufferPointer) {
-        shared = Shared(storage: Storage.make(copying: raw))
+        let chunk = Chunk.make(capacity: raw.count)
+        chunk.write(raw, at: 0)
+        self.init(chunk: chunk, offset: 0, count: raw.count)
+    }
+
+    fileprivate init(chunk: Chunk, offset: Int, count: Int) {
+        precondition(offset + count <= Int(UInt32.max), "a payload of \(count) bytes at \(offset)")
+        shared = Shared(chunk: chunk)
+        self.offset = UInt32(offset)
+        self.length = UInt32(count)
     }
 
     /// Creates a payload from the UTF-8 bytes of `string`, without parsing it.
@@ -56,27 +69,27 @@ public struct Payload: Sendable, Hashable {
 
     /// The payload exactly as sent.
     public var bytes: [UInt8] {
-        storage.withBytes { Array($0) }
+        withBytes { Array($0) }
     }
 
     /// Calls `body` with the bytes, without copying them.
     func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try storage.withBytes(body)
+        try chunk.withBytes(at: Int(offset), count: Int(length), body)
     }
 
     /// How many bytes the payload has.
     public var count: Int {
-        storage.count
+        Int(length)
     }
 
     /// The payload exactly as sent, as `Data`.
     public var data: Data {
-        storage.withBytes { Data($0) }
+        withBytes { Data($0) }
     }
 
     /// The payload as text, or `nil` when the bytes are not valid UTF-8.
     public var text: String? {
-        storage.withBytes { String(validating: $0, as: UTF8.self) }
+        withBytes { String(validating: $0, as: UTF8.self) }
     }
 
     /// The parsed JSON, or `nil` when the bytes are not valid JSON.
@@ -84,7 +97,7 @@ public struct Payload: Sendable, Hashable {
     /// Valid JSON that is not an object (such as `[1]`) is still returned here, while
     /// ``parseError`` reports that APNs payloads must be objects.
     public var json: JSONValue? {
-        storage.parsed.json
+        parsed.json
     }
 
     /// Why the payload is not a usable APNs payload: the JSON error with its byte offset, or,
@@ -97,52 +110,57 @@ public struct Payload: Sendable, Hashable {
     /// // "payload must be a JSON object, found an array at byte 0"
     /// ```
     public var parseError: JSONParseError? {
-        storage.parsed.parseError
+        parsed.parseError
     }
 
     /// The `aps` dictionary; empty when the payload has none, is not a JSON object, or its
     /// `aps` is not a dictionary (``json`` shows what was there).
     public var aps: APS {
-        storage.parsed.aps
+        parsed.aps
     }
 
     /// Every top-level member except `aps`, in written order: the app's own data.
     public var customKeys: JSONObject {
-        storage.parsed.customKeys
+        parsed.customKeys
     }
 
     /// The top-level member named `key` (including `"aps"`), or `nil` when there is none or
     /// the payload is not a JSON object.
     public subscript(key: String) -> JSONValue? {
-        storage.parsed.json?[key]
+        parsed.json?[key]
     }
 
     /// Whether the bytes have been parsed yet; lets tests check that parsing is lazy.
     var isParsed: Bool {
-        storage.isParsed
+        chunk.isParsed(at: offset)
     }
 
     /// How many times the bytes have been parsed (0 or 1); lets tests check parsing happens once.
     var parseCount: Int {
-        storage.parseCount
+        chunk.parseCount(at: offset)
+    }
+
+    /// The parse result, parsing on first use.
+    private var parsed: Parsed {
+        chunk.parsed(at: offset, count: length)
     }
 
     /// Payloads are equal when their bytes are equal.
     public static func == (lhs: Payload, rhs: Payload) -> Bool {
-        lhs.storage === rhs.storage
-            || lhs.storage.withBytes { left in rhs.storage.withBytes { right in left.elementsEqual(right) } }
+        (lhs.chunk === rhs.chunk && lhs.offset == rhs.offset && lhs.length == rhs.length)
+            || lhs.withBytes { left in rhs.withBytes { right in left.elementsEqual(right) } }
     }
 
     /// Hashes the bytes, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
-        storage.withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
 
 extension Payload: CustomStringConvertible {
     /// The payload's text, or its size when it is not UTF-8.
     public var description: String {
-        text ?? "<\(storage.count) bytes, not UTF-8>"
+        text ?? "<\(count) bytes, not UTF-8>"
     }
 }
 
@@ -150,7 +168,7 @@ extension Payload: CustomStringConvertible {
 
 extension Payload {
     /// What parsing the bytes produced.
-    private struct Parsed: Sendable {
+    fileprivate struct Parsed: Sendable {
         var json: JSONValue?
         var parseError: JSONParseError?
         var aps = APS()
@@ -176,72 +194,107 @@ extension Payload {
         }
     }
 
-    /// What a payload's storage holds besides its bytes.
-    /// Kept small: a server holds thousands of payloads and parses few of them, so the parse
-    /// result lives behind one reference, added on first use.
-    private struct Header {
-        /// 32 bits, beside `parseCount`: the header is 16 bytes, and a 100-byte payload one
-        /// 144-byte allocation instead of 160.
-        let count: UInt32
-        var parseCount: Int32 = 0
-        var parsed: ParsedBox?
+    /// What a chunk holds besides its bytes: the parse results of its payloads, by offset,
+    /// added on first use.
+    fileprivate struct Header {
+        var parsed: [UInt32: ParsedBox] = [:]
     }
 
-    private final class ParsedBox: Sendable {
+    fileprivate final class ParsedBox: Sendable {
         let value: Parsed
         init(_ value: Parsed) { self.value = value }
     }
 
-    /// Shared by all copies of one payload: the bytes live in the same allocation as the
-    /// object (a gateway makes a million of these a second), and the parse result is added on
-    /// first use, under one of a few shared locks, so the bytes are parsed at most once.
-    private final class Storage: ManagedBuffer<Header, UInt8> {
-        static func make(copying raw: UnsafeRawBufferPointer) -> Storage {
-            precondition(raw.count <= Int(UInt32.max), "a payload of \(raw.count) bytes")
-            let buffer = Storage.create(minimumCapacity: raw.count) { _ in Header(count: UInt32(raw.count)) }
-            let storage = unsafeDowncast(buffer, to: Storage.self)
-            if let base = raw.baseAddress, raw.count > 0 {
-                storage.withUnsafeMutablePointerToElements {
-                    $0.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
-                }
+    /// Bytes of one or more payloads, end to end, in the same allocation as the object (a
+    /// gateway receives a million payloads a second: a connection copies them into 64 KiB
+    /// chunks, see ``PayloadArena``). Bytes are written once, before their payload exists;
+    /// the parse results are added under one of a few shared locks, so each payload is parsed
+    /// at most once.
+    fileprivate final class Chunk: ManagedBuffer<Header, UInt8> {
+        static func make(capacity: Int) -> Chunk {
+            unsafeDowncast(Chunk.create(minimumCapacity: capacity) { _ in Header() }, to: Chunk.self)
+        }
+
+        /// Copies `raw` to `offset`, where no payload's bytes are yet.
+        func write(_ raw: UnsafeRawBufferPointer, at offset: Int) {
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            withUnsafeMutablePointerToElements {
+                ($0 + offset).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
             }
-            return storage
         }
 
-        var count: Int { Int(header.count) }
-
-        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-            try withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0, count: Int(header.count))) }
+        func withBytes<T>(at offset: Int, count: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+            try withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0 + offset, count: count)) }
         }
 
-        /// The lock guarding this payload's parse result: one of a few shared ones, since
-        /// parsing is rare (tests look at a handful of payloads) and payloads are many.
+        /// The lock guarding this chunk's parse results: one of a few shared ones, since
+        /// parsing is rare (tests look at a handful of payloads) and chunks are many.
         private var lock: ConditionLock {
             let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
             return Payload.parseLocks[Int((address >> 4) % UInt(Payload.parseLocks.count))]
         }
 
-        /// The parse result, parsing on first use; concurrent first readers wait for one parse.
-        var parsed: Parsed {
+        /// The parse result of the payload at `offset`, parsing on first use; concurrent first
+        /// readers wait for one parse.
+        func parsed(at offset: UInt32, count: UInt32) -> Parsed {
             lock.withLock {
-                if let parsed = header.parsed {
-                    return parsed.value
-                }
-                let parsed = withBytes { Parsed(bytes: $0) }
-                header.parsed = ParsedBox(parsed)
-                header.parseCount += 1
+                if let parsed = header.parsed[offset] { return parsed.value }
+                let parsed = withBytes(at: Int(offset), count: Int(count)) { Parsed(bytes: $0) }
+                header.parsed[offset] = ParsedBox(parsed)
                 return parsed
             }
         }
 
-        var isParsed: Bool {
-            lock.withLock { header.parsed != nil }
+        func isParsed(at offset: UInt32) -> Bool {
+            lock.withLock { header.parsed[offset] != nil }
         }
 
-        var parseCount: Int {
-            lock.withLock { Int(header.parseCount) }
+        /// 1 once the payload at `offset` was parsed, 0 before: never more.
+        func parseCount(at offset: UInt32) -> Int {
+            isParsed(at: offset) ? 1 : 0
+        }
+    }
+
+    /// A chunk, as ``PayloadArena`` holds it between payloads.
+    struct ChunkReference {
+        fileprivate let chunk: Chunk
+
+        init(capacity: Int) {
+            chunk = Chunk.make(capacity: capacity)
+        }
+
+        func payload(copying raw: UnsafeRawBufferPointer, at offset: Int) -> Payload {
+            chunk.write(raw, at: offset)
+            return Payload(chunk: chunk, offset: offset, count: raw.count)
         }
     }
 
     private static let parseLocks = (0..<32).map { _ in ConditionLock() }
+}
+
+/// Copies the payloads of one connection end to end into shared 64 KiB chunks: a stored
+/// notification's payload costs its bytes and no allocation of its own. A chunk lives as long
+/// as one of its payloads does. Owned by one thread.
+package struct PayloadArena {
+    /// Bytes a chunk holds: 64 KiB less the allocator's and the object's headers.
+    static let chunkSize = 64 * 1024 - 64
+    /// Larger payloads get a chunk of their own.
+    static let largestShared = 4 * 1024
+
+    private var chunk: Payload.ChunkReference?
+    private var used = 0
+
+    package init() {}
+
+    /// A payload holding a copy of `raw`.
+    package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
+        guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
+        if chunk == nil || Self.chunkSize - used < raw.count {
+            chunk = Payload.ChunkReference(capacity: Self.chunkSize)
+            used = 0
+        }
+        let payload = chunk!.payload(copying: raw, at: used)
+        used += raw.count
+        return payload
+    }
 }
