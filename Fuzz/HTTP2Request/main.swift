@@ -30,6 +30,7 @@ private let validators = [
     RequestValidator(), RequestValidator(maximumPayloadSize: 48, maximumVoIPPayloadSize: 64),
 ]
 private let generatedID = "0f0e0d0c-0b0a-4908-8706-050403020100"
+private let generatedBits = UUIDBits(text: generatedID)!
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -37,9 +38,9 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let (topics, request) = parseInput(input)
     _ = request.clientAPNsID
     for validator in validators {
-        let any = validator.validate(request, topics: .any, newID: { generatedID })
-        let token = validator.validate(request, topics: .token, newID: { generatedID })
-        let certificate = validator.validate(request, topics: .certificate(topics: topics), newID: { generatedID })
+        let any = validator.validate(request, topics: .any, newID: { generatedBits })
+        let token = validator.validate(request, topics: .token, newID: { generatedBits })
+        let certificate = validator.validate(request, topics: .certificate(topics: topics), newID: { generatedBits })
         check(any, request, authority: .any, validator)
         check(token, request, authority: .token, validator)
         check(certificate, request, authority: .certificate(topics: topics), validator)

@@ -305,7 +305,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
         }
         var validated: ValidatedRequest
-        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.next() }, payloads: &payloads) {
+        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.nextBits() }, payloads: &payloads) {
         case .rejected(let reason, let detail, let deviceToken):
             return refuse(stream, fields, body, reason, detail, deviceToken: deviceToken)
         case .accepted(let accepted):
@@ -443,15 +443,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             expiration: validated.expiration, priority: validated.priority, format: .http2,
             connection: connection.info, receivedAt: Date(),
             http2: PushNotification.HTTP2Fields(
-                apnsID: validated.apnsID, topic: validated.topic, pushType: validated.pushType,
+                apnsID: validated.apnsIDBits, topic: validated.topic, pushType: validated.pushType,
                 collapseID: validated.collapseID, extras: extras(for: claims))))
-        if context.policy.environment == .sandbox {
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RandomUUID.length) { uniqueID in
-                uuids.next(into: uniqueID)
-                session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: UnsafeBufferPointer(uniqueID))
+        validated.apnsIDBits.withText { apnsID in
+            if context.policy.environment == .sandbox {
+                uuids.nextBits().withText { uniqueID in session.submitAccepted(stream, apnsID: apnsID, uniqueID: uniqueID) }
+            } else {
+                session.submitAccepted(stream, apnsID: apnsID, uniqueID: nil)
             }
-        } else {
-            session.submitAccepted(stream, apnsID: validated.apnsID, uniqueID: nil)
         }
         openStreams()
     }

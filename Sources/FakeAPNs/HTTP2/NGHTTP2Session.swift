@@ -132,12 +132,9 @@ final class NGHTTP2Session {
     /// `apns-unique-id` when given (36 bytes of text, or nil). The same HEADERS frame a
     /// `submitResponse` with those three headers queues, without building the header list:
     /// every accepted request is answered this way.
-    func submitAccepted(_ stream: Int32, apnsID: String, uniqueID: UnsafeBufferPointer<UInt8>?) {
-        var apnsID = apnsID
-        apnsID.withUTF8 { id in
-            _ = fakeapns_h2_submit_accepted(
-                session, stream, id.baseAddress, id.count, uniqueID?.baseAddress, uniqueID?.count ?? 0)
-        }
+    func submitAccepted(_ stream: Int32, apnsID: UnsafeBufferPointer<UInt8>, uniqueID: UnsafeBufferPointer<UInt8>?) {
+        _ = fakeapns_h2_submit_accepted(
+            session, stream, apnsID.baseAddress, apnsID.count, uniqueID?.baseAddress, uniqueID?.count ?? 0)
     }
 
     /// Queues a request; returns its stream id (negative on failure).

@@ -29,8 +29,10 @@ enum RequestValidation: Sendable {
 struct ValidatedRequest: Sendable {
     /// The device token from the path.
     var deviceToken: DeviceToken
-    /// The client's `apns-id` lowercased, or a new random UUID, lowercase.
-    var apnsID: String
+    /// The client's `apns-id`, or a new random UUID, as its bits.
+    var apnsIDBits: UUIDBits
+    /// The `apns-id`, lowercase.
+    var apnsID: String { apnsIDBits.text }
     /// Whether ``apnsID`` was made up because the client sent none.
     var apnsIDWasGenerated: Bool
     /// `apns-expiration` in UNIX seconds (0: deliver once, do not store); nil when absent.
@@ -119,7 +121,7 @@ struct RequestValidator: Sendable {
     /// Checks `request` in the documented order; `topics` says which topics its connection
     /// may push to; `newID` makes the `apns-id` of a request that has none.
     func validate(
-        _ request: HTTP2Request, topics: TopicAuthority, newID: () -> String = { RandomUUID.make() }
+        _ request: HTTP2Request, topics: TopicAuthority, newID: () -> UUIDBits = { RandomUUID.makeBits() }
     ) -> RequestValidation {
         var payloads = PayloadArena()
         return request.body.withUnsafeBytes { body in
@@ -131,7 +133,7 @@ struct RequestValidator: Sendable {
     /// holds it; the same checks in the same order as ``validate(_:topics:newID:)``. An
     /// accepted request's payload is copied into `payloads`, the connection's chunks.
     func validate(
-        _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, topics: TopicAuthority, newID: () -> String,
+        _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, topics: TopicAuthority, newID: () -> UUIDBits,
         payloads: inout PayloadArena
     ) -> RequestValidation {
         // 1-4: method, path, duplicates, token.
@@ -164,10 +166,10 @@ struct RequestValidator: Sendable {
         }
 
         // 5-9: each header on its own.
-        let apnsID: String
+        let apnsID: UUIDBits
         var apnsIDWasGenerated = true
         if let value = fields.apnsID {
-            guard let canonical = Self.canonicalUUID(value) else {
+            guard let canonical = UUIDBits(text: value) else {
                 return .rejected(
                     .badMessageId, detail: "apns-id \(Self.quoted(value)) is not a UUID 8-4-4-4-12",
                     deviceToken: deviceToken)
@@ -254,7 +256,7 @@ struct RequestValidator: Sendable {
 
         return .accepted(
             ValidatedRequest(
-                deviceToken: deviceToken, apnsID: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
+                deviceToken: deviceToken, apnsIDBits: apnsID, apnsIDWasGenerated: apnsIDWasGenerated,
                 expiration: expiration, priority: priority, topic: topic, pushType: pushType,
                 collapseID: fields.collapseID, authorization: fields.authorization,
                 payload: payloads.payload(copying: body)))

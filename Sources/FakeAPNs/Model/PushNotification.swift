@@ -177,8 +177,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
 
         /// HTTP/2 fields whose claims and broadcast fields are those of `extras`: a connection
         /// that authenticates with one token shares one object among its notifications.
-        package init(apnsID: String, topic: String?, pushType: PushType?, collapseID: String?, extras: Extras?) {
-            storedID = StoredID(apnsID)
+        init(apnsID: UUIDBits, topic: String?, pushType: PushType?, collapseID: String?, extras: Extras?) {
+            storedID = .uuid(apnsID)
             self.topic = topic
             self.pushType = pushType
             self.collapseID = collapseID
@@ -201,57 +201,22 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         }
 
         private enum StoredID: Sendable {
-            case uuid(UInt64, UInt64)
+            case uuid(UUIDBits)
             case text(String)
 
             init(_ text: String) {
-                var text = text
-                self = text.withUTF8 { Self.words(ofCanonicalUUID: $0) }.map { .uuid($0.0, $0.1) } ?? .text(text)
-            }
-
-            /// The 128 bits of a lowercase 8-4-4-4-12 UUID, or nil for any other text.
-            private static func words(ofCanonicalUUID bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
-                guard bytes.count == 36 else { return nil }
-                var high: UInt64 = 0
-                var low: UInt64 = 0
-                var digits = 0
-                for (offset, byte) in bytes.enumerated() {
-                    if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                        guard byte == UInt8(ascii: "-") else { return nil }
-                        continue
-                    }
-                    let value: UInt8
-                    switch byte {
-                    case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-                    case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-                    default: return nil
-                    }
-                    if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
-                    digits += 1
+                // Only lowercase text is kept as bits: it is what they give back.
+                if text.utf8.allSatisfy({ !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F")) }), let bits = UUIDBits(text: text) {
+                    self = .uuid(bits)
+                } else {
+                    self = .text(text)
                 }
-                return (high, low)
             }
 
             var text: String {
                 switch self {
-                case .text(let text):
-                    return text
-                case .uuid(let high, let low):
-                    return String(unsafeUninitializedCapacity: 36) { buffer in
-                        let hex: StaticString = "0123456789abcdef"
-                        var digit = 0
-                        for offset in 0..<36 {
-                            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                                buffer[offset] = UInt8(ascii: "-")
-                                continue
-                            }
-                            let word = digit < 16 ? high : low
-                            let shift = UInt64(60 - 4 * (digit % 16))
-                            buffer[offset] = hex.utf8Start[Int(word >> shift & 0xF)]
-                            digit += 1
-                        }
-                        return 36
-                    }
+                case .text(let text): text
+                case .uuid(let bits): bits.text
                 }
             }
         }

@@ -12,10 +12,12 @@ struct RandomUUID {
 
     /// The next UUID.
     mutating func next() -> String {
-        String(unsafeUninitializedCapacity: Self.length) { buffer in
-            next(into: buffer)
-            return Self.length
-        }
+        nextBits().text
+    }
+
+    /// The next UUID's 128 bits: kept as they are, a UUID costs no text until it is shown.
+    mutating func nextBits() -> UUIDBits {
+        UUIDBits(high: splitMix() & ~0xF000 | 0x4000, low: splitMix() & ~(0xC000 << 48) | (0x8000 << 48))
     }
 
     /// The length of a UUID's text.
@@ -24,9 +26,77 @@ struct RandomUUID {
     /// Writes the next UUID's text into the first ``length`` bytes of `buffer`: an answer
     /// header needs the bytes, not a `String`.
     mutating func next(into buffer: UnsafeMutableBufferPointer<UInt8>) {
-        precondition(buffer.count >= Self.length)
-        let high = splitMix() & ~0xF000 | 0x4000
-        let low = splitMix() & ~(0xC000 << 48) | (0x8000 << 48)
+        nextBits().write(into: buffer)
+    }
+
+    /// A UUID from a one-off generator, for callers that make few.
+    static func make() -> String {
+        makeBits().text
+    }
+
+    /// A UUID's bits from a one-off generator.
+    static func makeBits() -> UUIDBits {
+        var generator = RandomUUID()
+        return generator.nextBits()
+    }
+
+    private mutating func splitMix() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A UUID's 128 bits, as APNs writes them in lowercase 8-4-4-4-12 text: an `apns-id` kept
+/// with a stored notification costs 16 bytes, not a string.
+struct UUIDBits: Sendable, Hashable {
+    let high: UInt64
+    let low: UInt64
+
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The bits of 8-4-4-4-12 text in either case, or nil for anything else.
+    init?(text: String) {
+        var text = text
+        guard let bits = text.withUTF8({ Self(utf8: $0) }) else { return nil }
+        self = bits
+    }
+
+    init?(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count == RandomUUID.length else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        for offset in 0..<bytes.count {
+            let byte = bytes[offset]
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard let value = HexDigit.value(byte) else { return nil }
+            if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+            digits += 1
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// The lowercase text.
+    var text: String {
+        String(unsafeUninitializedCapacity: RandomUUID.length) { buffer in
+            write(into: buffer)
+            return RandomUUID.length
+        }
+    }
+
+    /// Writes the lowercase text into the first 36 bytes of `buffer`: an answer header needs
+    /// the bytes, not a `String`.
+    func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(buffer.count >= RandomUUID.length)
         let base = buffer.baseAddress!
         Self.write(high >> 32, digits: 8, to: base)
         base[8] = UInt8(ascii: "-")
@@ -39,18 +109,12 @@ struct RandomUUID {
         Self.write(low, digits: 12, to: base + 24)
     }
 
-    /// A UUID from a one-off generator, for callers that make few.
-    static func make() -> String {
-        var generator = RandomUUID()
-        return generator.next()
-    }
-
-    private mutating func splitMix() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// Calls `body` with the lowercase text, in a temporary buffer.
+    func withText<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RandomUUID.length) { buffer in
+            write(into: buffer)
+            return body(UnsafeBufferPointer(buffer))
+        }
     }
 
     /// The low `digits` hex digits of `word` (an even number), lowercase, most significant
