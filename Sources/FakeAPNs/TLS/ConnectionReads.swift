@@ -12,6 +12,9 @@ extension TLSListener.Connection {
 
     /// Bytes asked of each read: one TLS record's worth, the most `SSL_read` returns at once.
     private static let readSize = 16 * 1024
+    /// The most one ``read(into:insideFrame:)`` takes: what OpenSSL's read-ahead holds, about
+    /// four records.
+    private static let batchSize = 64 * 1024
 
     /// Reads the next bytes into `buffer`, waiting at most the frame timeout when
     /// `insideFrame` (or inside a TLS record) and the idle timeout otherwise.
@@ -28,6 +31,7 @@ extension TLSListener.Connection {
             switch try stream.receive(into: buffer.freeSpace) {
             case .bytes(let count):
                 buffer.commit(count)
+                if stream.holdsReadAhead { takeReadAhead(into: &buffer, after: count) }
                 return .bytes
             case .end:
                 return .end
@@ -39,6 +43,22 @@ extension TLSListener.Connection {
                 stream.releaseBuffers()
                 OSThread.releaseUnusedStack()
                 guard stream.waitUntilReadable(atMost: remaining) else { return .timedOut }
+            }
+        }
+    }
+
+    /// Takes the records that arrived back to back with the first, without waiting for any:
+    /// a sender that writes fast has its notifications decoded and queued (or its requests
+    /// answered) a batch at a time, not a record at a time. A record cut short stays in
+    /// OpenSSL for the next read.
+    private func takeReadAhead(into buffer: inout ReadBuffer, after first: Int) {
+        var taken = first
+        stream.withoutWaiting {
+            while taken < Self.batchSize {
+                buffer.reserve(Self.readSize)
+                guard let count = stream.receiveReadAhead(into: buffer.freeSpace) else { return }
+                buffer.commit(count)
+                taken += count
             }
         }
     }

@@ -143,6 +143,25 @@ final class TLSStream: @unchecked Sendable {
         }
     }
 
+    /// Reads, without waiting, what OpenSSL read ahead and the socket holds, up to the
+    /// buffer's size; nil when a wait would be needed (or the stream ended or failed: the next
+    /// ``receive(into:)`` says so). Only between ``withoutWaiting(_:)``'s brackets.
+    func receiveReadAhead(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let base = buffer.baseAddress, buffer.count > 0, SSL_has_pending(ssl) == 1 else { return nil }
+        let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
+        return result > 0 ? Int(result) : nil
+    }
+
+    /// Runs `body` with the socket non-blocking: for ``receiveReadAhead(into:)``.
+    func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
+        try Socket.withNonBlocking(socket, body)
+    }
+
+    /// Whether bytes OpenSSL read ahead wait to be decrypted: whole records, or part of one.
+    var holdsReadAhead: Bool {
+        SSL_has_pending(ssl) == 1
+    }
+
     /// Whether part of a TLS record has arrived and waits for the rest; asked after a read
     /// found no whole record (with read-ahead, whole records also count as pending).
     var isInsideRecord: Bool {
