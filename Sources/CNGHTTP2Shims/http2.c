@@ -84,7 +84,6 @@ int fakeapns_h2_session_new(nghttp2_session **session, const nghttp2_session_cal
     nghttp2_option *option;
     int result = nghttp2_option_new(&option);
     if (result != 0) return result;
-    nghttp2_option_set_max_deflate_dynamic_table_size(option, 0);
     result = nghttp2_session_server_new3(session, callbacks, user_data, option, &fresh_memory);
     nghttp2_option_del(option);
     return result;
@@ -134,15 +133,19 @@ int fakeapns_h2_submit_response(nghttp2_session *session, int32_t stream_id, con
 }
 
 int fakeapns_h2_submit_accepted(nghttp2_session *session, int32_t stream_id, const uint8_t *apns_id,
-                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length) {
+                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length,
+                                int index_names) {
     static uint8_t status_name[] = ":status", status_value[] = "200";
     static uint8_t id_name[] = "apns-id", unique_name[] = "apns-unique-id";
-    /* The names and the status live as long as the program: nghttp2 need not copy them. */
+    /* The names and the status live as long as the program: nghttp2 need not copy them. The
+     * ids are new in every answer: kept out of the HPACK tables (never indexed), they refer to
+     * their names there, which the first answer of a connection put in. */
     const uint8_t static_flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
+    const uint8_t id_flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | (index_names ? 0 : NGHTTP2_NV_FLAG_NO_INDEX);
     nghttp2_nv nva[3] = {
         {status_name, status_value, sizeof status_name - 1, sizeof status_value - 1, static_flags},
-        {id_name, (uint8_t *)apns_id, sizeof id_name - 1, apns_id_length, NGHTTP2_NV_FLAG_NO_COPY_NAME},
-        {unique_name, (uint8_t *)unique_id, sizeof unique_name - 1, unique_id_length, NGHTTP2_NV_FLAG_NO_COPY_NAME},
+        {id_name, (uint8_t *)apns_id, sizeof id_name - 1, apns_id_length, id_flags},
+        {unique_name, (uint8_t *)unique_id, sizeof unique_name - 1, unique_id_length, id_flags},
     };
     size_t count = unique_id != NULL ? 3 : 2;
 #if NGHTTP2_VERSION_NUM >= 0x013c00

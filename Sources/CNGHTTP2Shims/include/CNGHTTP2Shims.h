@@ -30,9 +30,12 @@ int fakeapns_h2_submit_response(nghttp2_session *session, int32_t stream_id, con
 /// Submits the answer to an accepted notification, `:status: 200` and `apns-id`, plus
 /// `apns-unique-id` when `unique_id` is not NULL; the HEADERS frame ends the stream. The
 /// values are copied; the header names are static. Fields in that order, as a general
-/// response with the same list would send them.
+/// response with the same list would send them. With `index_names` the ids enter the HPACK
+/// table (a connection's first answer), so that later answers, whose ids stay out of it,
+/// name them by index.
 int fakeapns_h2_submit_accepted(nghttp2_session *session, int32_t stream_id, const uint8_t *apns_id,
-                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length);
+                                size_t apns_id_length, const uint8_t *unique_id, size_t unique_id_length,
+                                int index_names);
 
 /// Submits a request with an optional body (copied); returns the stream id or a negative error.
 int32_t fakeapns_h2_submit_request(nghttp2_session *session, const nghttp2_nv *nva, size_t nvlen,
