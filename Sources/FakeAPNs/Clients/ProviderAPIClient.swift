@@ -240,11 +240,9 @@ public final class ProviderAPIClient {
     /// (status 0 for a request the server never answered).
     func exchange(_ requests: [Request]) throws -> [Response] {
         let streams = requests.map { request in
-            var headers: [(String, String)] = []
-            headers.reserveCapacity(4 + request.headers.count)
-            headers += [(":method", request.method), (":scheme", "https"), (":authority", authority), (":path", request.path)]
-            headers += request.headers
-            let stream = session.submitRequest(headers: headers, body: request.body)
+            let stream = session.submitRequest(
+                pseudoHeaders: [(":method", request.method), (":scheme", "https"), (":authority", authority), (":path", request.path)],
+                headers: request.headers, body: request.body)
             open.insert(stream)
             responses[stream] = Response(status: 0)
             return stream

@@ -144,7 +144,13 @@ final class NGHTTP2Session {
 
     /// Queues a request; returns its stream id (negative on failure).
     func submitRequest(headers: [(String, String)], body: [UInt8]) -> Int32 {
-        let stream = Self.withNameValues(headers) { nva, count in
+        submitRequest(pseudoHeaders: [], headers: headers, body: body)
+    }
+
+    /// Queues a request whose header list is `pseudoHeaders` then `headers`, without joining
+    /// them first; returns its stream id (negative on failure).
+    func submitRequest(pseudoHeaders: [(String, String)], headers: [(String, String)], body: [UInt8]) -> Int32 {
+        let stream = Self.withNameValues(pseudoHeaders, headers) { nva, count in
             body.withUnsafeBufferPointer { bytes in
                 fakeapns_h2_submit_request(session, nva, count, bytes.baseAddress, bytes.count)
             }
@@ -304,30 +310,48 @@ final class NGHTTP2Session {
     private static func withNameValues<T>(
         _ headers: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T
     ) -> T {
+        withNameValues([], headers, body)
+    }
+
+    /// The same for `first` then `second`.
+    private static func withNameValues<T>(
+        _ first: [(String, String)], _ second: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T
+    ) -> T {
         var size = 1
-        for (name, value) in headers { size += name.utf8.count + value.utf8.count }
+        for (name, value) in first { size += name.utf8.count + value.utf8.count }
+        for (name, value) in second { size += name.utf8.count + value.utf8.count }
+        let count = first.count + second.count
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { storage in
-            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(headers.count, 1)) { nva in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(count, 1)) { nva in
                 var offset = 0
                 func copy(_ text: String) -> (UnsafeMutablePointer<UInt8>, Int) {
-                    var text = text
                     let start = storage.baseAddress! + offset
-                    let count = text.withUTF8 { bytes in
+                    let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
                         if let source = bytes.baseAddress { start.initialize(from: source, count: bytes.count) }
                         return bytes.count
+                    } ?? {
+                        let bytes = Array(text.utf8)
+                        start.initialize(from: bytes, count: bytes.count)
+                        return bytes.count
+                    }()
+                    offset += copied
+                    return (start, copied)
+                }
+                var index = 0
+                func add(_ list: [(String, String)]) {
+                    for header in list {
+                        let (namePointer, nameCount) = copy(header.0)
+                        let (valuePointer, valueCount) = copy(header.1)
+                        (nva.baseAddress! + index).initialize(to: nghttp2_nv(
+                            name: namePointer, value: valuePointer, namelen: nameCount, valuelen: valueCount,
+                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                        index += 1
                     }
-                    offset += count
-                    return (start, count)
                 }
-                for (index, (name, value)) in headers.enumerated() {
-                    let (namePointer, nameCount) = copy(name)
-                    let (valuePointer, valueCount) = copy(value)
-                    (nva.baseAddress! + index).initialize(to: nghttp2_nv(
-                        name: namePointer, value: valuePointer, namelen: nameCount, valuelen: valueCount,
-                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
-                }
+                add(first)
+                add(second)
                 storage[offset] = 0
-                return body(UnsafePointer(nva.baseAddress!), headers.count)
+                return body(UnsafePointer(nva.baseAddress!), count)
             }
         }
     }
