@@ -26,8 +26,10 @@ struct GatewaySession {
     /// the chunks payloads are copied into.
     private final class State {
         var lastAcceptedIdentifier: UInt32 = 0
-        /// Where payloads are copied: shared chunks, no allocation per notification.
-        var payloads = PayloadArena()
+        /// Where payloads are copied: shared chunks, no allocation per notification. Only the
+        /// connection's thread touches it, once per notification: `@exclusivity(unchecked)`
+        /// spares each access the runtime's exclusivity check.
+        @exclusivity(unchecked) var payloads = PayloadArena()
     }
 
     private let state = State()
