@@ -170,6 +170,8 @@ done
 has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
 (( COUNT % CONNECTIONS == 0 )) || ! has_part binary8 || {
     echo "bench: BENCH_COUNT must be a multiple of BENCH_CONNECTIONS" >&2; exit 2; }
+# What the test command installs, the HTTP/2 reference (nghttpd) among it.
+"$ROOT/Scripts/install-dependencies.sh"
 command -v openssl >/dev/null || { echo "bench: openssl is needed" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "bench: python3 is needed" >&2; exit 2; }
 if has_part http2 && { ! command -v h2load >/dev/null || ! command -v nghttpd >/dev/null; }; then

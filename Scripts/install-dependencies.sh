@@ -2,7 +2,8 @@
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
 # OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
 # libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
-# (openssl, curl, h2load and nghttp from nghttp2-client, Debian's python3 with python3-h2,
+# (openssl, curl, h2load and nghttp from nghttp2-client, nghttpd from nghttp2-server as
+# Scripts/bench.sh's HTTP/2 reference, Debian's python3 with python3-h2,
 # php-cli), podman, which Scripts/image builds the container image with, and the headless
 # Chromium the web page test drives (chromium, with Debian's python3-websocket for the
 # DevTools protocol).
@@ -17,6 +18,7 @@ pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+command -v nghttpd >/dev/null 2>&1 || missing+=(nghttp2-server)
 [ -x /usr/bin/python3 ] || missing+=(python3)
 [ -x /usr/bin/php ] || missing+=(php-cli)
 /usr/bin/python3 -c 'import h2' >/dev/null 2>&1 || missing+=(python3-h2)
