@@ -135,12 +135,12 @@ final class NGHTTP2Session {
     func submitAccepted(_ stream: Int32, apnsID: UnsafeBufferPointer<UInt8>, uniqueID: UnsafeBufferPointer<UInt8>?) {
         _ = fakeapns_h2_submit_accepted(
             session, stream, apnsID.baseAddress, apnsID.count, uniqueID?.baseAddress, uniqueID?.count ?? 0,
-            acceptedAnswers == 0 ? 1 : 0)
-        acceptedAnswers &+= 1
+            idNamesIndexed ? 0 : 1)
+        idNamesIndexed = true
     }
 
-    /// Answers `submitAccepted` queued: the first puts the ids' names in the HPACK table.
-    private var acceptedAnswers = 0
+    /// Whether an accepted answer went, putting the ids' names in the HPACK table.
+    private var idNamesIndexed = false
 
     /// Queues a request; returns its stream id (negative on failure).
     func submitRequest(headers: [(String, String)], body: [UInt8]) -> Int32 {

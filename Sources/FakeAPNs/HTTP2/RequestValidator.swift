@@ -340,20 +340,7 @@ struct RequestValidator: Sendable {
 
     /// `text` lowercased when it is a canonical UUID, 8-4-4-4-12 hex digits in either case.
     static func canonicalUUID(_ text: String) -> String? {
-        let utf8 = text.utf8
-        guard utf8.count == 36 else { return nil }
-        var lowered: [UInt8] = []
-        lowered.reserveCapacity(36)
-        for (offset, byte) in utf8.enumerated() {
-            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                lowered.append(byte)
-            } else {
-                guard HexDigit.value(byte) != nil else { return nil }
-                lowered.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F") ? byte + 32 : byte)
-            }
-        }
-        return String(decoding: lowered, as: UTF8.self)
+        UUIDBits(text: text)?.text
     }
 
     /// The value of `text` when it is one or more decimal digits (no sign, no spaces) and

@@ -23,12 +23,6 @@ struct RandomUUID {
     /// The length of a UUID's text.
     static let length = 36
 
-    /// Writes the next UUID's text into the first ``length`` bytes of `buffer`: an answer
-    /// header needs the bytes, not a `String`.
-    mutating func next(into buffer: UnsafeMutableBufferPointer<UInt8>) {
-        nextBits().write(into: buffer)
-    }
-
     /// A UUID from a one-off generator, for callers that make few.
     static func make() -> String {
         makeBits().text

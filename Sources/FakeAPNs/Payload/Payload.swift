@@ -40,16 +40,16 @@ public struct Payload: Sendable, Hashable {
 
     /// A payload copied into a chunk of its own: one allocation, bytes and all.
     init(copying raw: UnsafeRawBufferPointer) {
-        let chunk = Chunk.make(capacity: raw.count)
-        chunk.write(raw, at: 0)
-        self.init(chunk: chunk, offset: 0, count: raw.count)
+        self.init(copying: raw, into: Chunk.make(capacity: raw.count), at: 0)
     }
 
-    fileprivate init(chunk: Chunk, offset: Int, count: Int) {
-        precondition(offset + count <= Int(UInt32.max), "a payload of \(count) bytes at \(offset)")
+    /// A payload whose bytes are copied to `offset` in `chunk`, where no payload's are yet.
+    fileprivate init(copying raw: UnsafeRawBufferPointer, into chunk: Chunk, at offset: Int) {
+        precondition(offset + raw.count <= Int(UInt32.max), "a payload of \(raw.count) bytes at \(offset)")
+        chunk.write(raw, at: offset)
         shared = Shared(chunk: chunk)
         self.offset = UInt32(offset)
-        self.length = UInt32(count)
+        self.length = UInt32(raw.count)
     }
 
     /// Creates a payload from the UTF-8 bytes of `string`, without parsing it.
@@ -255,20 +255,6 @@ extension Payload {
         }
     }
 
-    /// A chunk, as ``PayloadArena`` holds it between payloads.
-    struct ChunkReference {
-        fileprivate let chunk: Chunk
-
-        init(capacity: Int) {
-            chunk = Chunk.make(capacity: capacity)
-        }
-
-        func payload(copying raw: UnsafeRawBufferPointer, at offset: Int) -> Payload {
-            chunk.write(raw, at: offset)
-            return Payload(chunk: chunk, offset: offset, count: raw.count)
-        }
-    }
-
     private static let parseLocks = (0..<32).map { _ in ConditionLock() }
 }
 
@@ -281,7 +267,7 @@ package struct PayloadArena {
     /// Larger payloads get a chunk of their own.
     static let largestShared = 4 * 1024
 
-    private var chunk: Payload.ChunkReference?
+    private var chunk: Payload.Chunk?
     private var used = 0
 
     package init() {}
@@ -290,10 +276,10 @@ package struct PayloadArena {
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
         guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
         if chunk == nil || Self.chunkSize - used < raw.count {
-            chunk = Payload.ChunkReference(capacity: Self.chunkSize)
+            chunk = Payload.Chunk.make(capacity: Self.chunkSize)
             used = 0
         }
-        let payload = chunk!.payload(copying: raw, at: used)
+        let payload = Payload(copying: raw, into: chunk!, at: used)
         used += raw.count
         return payload
     }

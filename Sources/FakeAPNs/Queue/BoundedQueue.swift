@@ -50,7 +50,6 @@ struct BoundedQueue<Element> {
         return taken
     }
 
-    /// Removes and returns every kept item; nil when none is.
     /// The oldest element, removed; nil when there is none.
     mutating func removeFirst() -> Element? {
         guard storage.count > head else { return nil }
@@ -60,6 +59,7 @@ struct BoundedQueue<Element> {
         return taken
     }
 
+    /// Removes and returns every kept item; nil when none is.
     mutating func removeEverything() -> [Element]? {
         guard storage.count > head else { return nil }
         if head > 0 { storage.removeFirst(head) }

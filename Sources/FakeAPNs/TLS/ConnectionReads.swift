@@ -36,7 +36,7 @@ extension TLSListener.Connection {
             case .end:
                 return .end
             case .quiet:
-                let timeout = insideFrame || stream.isInsideRecord ? timeouts.frame : timeouts.idle
+                let timeout = insideFrame || stream.holdsReadAhead ? timeouts.frame : timeouts.idle
                 let remaining = timeout.map { $0 - timeouts.receive }
                 if let remaining, remaining <= .zero { return .timedOut }
                 if buffer.count == 0 { buffer.release() }

@@ -147,7 +147,7 @@ final class TLSStream: @unchecked Sendable {
     /// buffer's size; nil when a wait would be needed (or the stream ended or failed: the next
     /// ``receive(into:)`` says so). Only between ``withoutWaiting(_:)``'s brackets.
     func receiveReadAhead(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        guard let base = buffer.baseAddress, buffer.count > 0, SSL_has_pending(ssl) == 1 else { return nil }
+        guard let base = buffer.baseAddress, buffer.count > 0, holdsReadAhead else { return nil }
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         return result > 0 ? Int(result) : nil
     }
@@ -158,13 +158,8 @@ final class TLSStream: @unchecked Sendable {
     }
 
     /// Whether bytes OpenSSL read ahead wait to be decrypted: whole records, or part of one.
+    /// After a read found no whole record, that is part of a record waiting for the rest.
     var holdsReadAhead: Bool {
-        SSL_has_pending(ssl) == 1
-    }
-
-    /// Whether part of a TLS record has arrived and waits for the rest; asked after a read
-    /// found no whole record (with read-ahead, whole records also count as pending).
-    var isInsideRecord: Bool {
         SSL_has_pending(ssl) == 1
     }
 
@@ -337,7 +332,7 @@ final class TLSStream: @unchecked Sendable {
         var waitFor = Int16(POLLIN)
         // Records OpenSSL has already read (read-ahead) or decrypted do not show on the
         // socket: the first read tries them; after a "want read" only the socket can help.
-        var mayHoldRecords = SSL_has_pending(ssl) == 1
+        var mayHoldRecords = holdsReadAhead
         while true {
             if !mayHoldRecords && !wait(for: waitFor, until: deadline) { return .timedOut }
             mayHoldRecords = false
