@@ -81,7 +81,7 @@ class Connection:
             body = json.dumps({"aps": {"alert": "Message %d" % index}, "n": index}).encode()
             self.h2.send_data(stream, body, end_stream=True)
         self.answers[stream] = {"index": index, "stream": stream, "status": None, "reason": None, "reset": None,
-                                "body": b"", "done": False}
+                                "apns_id": None, "apns_unique_id": None, "body": b"", "done": False}
         return stream
 
     def reset_pair(self):
@@ -124,7 +124,10 @@ class Connection:
         if isinstance(event, h2.events.ResponseReceived):
             answer = self.answers.get(event.stream_id)
             if answer is not None:
-                answer["status"] = int(dict(event.headers)[":status"])
+                headers = dict(event.headers)
+                answer["status"] = int(headers[":status"])
+                answer["apns_id"] = headers.get("apns-id")
+                answer["apns_unique_id"] = headers.get("apns-unique-id")
         elif isinstance(event, h2.events.DataReceived):
             answer = self.answers.get(event.stream_id)
             if answer is not None:

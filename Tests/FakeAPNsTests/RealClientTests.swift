@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 @testable import FakeAPNs
 
-/// The servers driven by clients users already have: curl, h2load, openssl s_client.
+/// The servers driven by clients users already have: curl, h2load, openssl s_client, python3-h2.
 final class RealClientTests: XCTestCase {
     private var server: FakeAPNsServer!
 
@@ -72,5 +72,24 @@ final class RealClientTests: XCTestCase {
         XCTAssertTrue(result.output.contains("2000 succeeded"), result.output)
         XCTAssertTrue(result.output.contains("status codes: 2000 2xx"), result.output)
         XCTAssertEqual(try server.notifications.pop(count: 2000, timeout: .seconds(20)).count, 2000)
+    }
+
+    /// After a connection's first answer the ids' names go by HPACK index and their values as
+    /// never-indexed literals: another HPACK decoder reads every answer's ids, and they are the
+    /// ids the notifications were queued with.
+    func testPythonH2ReadsEveryAnswersIDsOnOneConnection() throws {
+        server = try FakeAPNsServer.started()
+        let run = try PythonH2Run.run("pipeline", against: server, ["--count", "60"])
+        XCTAssertEqual(run.requests.count, 60)
+        for request in run.requests {
+            XCTAssertEqual(request.status, 200, "\(request)")
+            XCTAssertEqual(request.apnsId, PythonH2Run.apnsID(request.index), "\(request)")
+        }
+        let uniqueIDs = run.requests.compactMap(\.apnsUniqueId)
+        XCTAssertEqual(uniqueIDs.count, 60, "a sandbox answer carries apns-unique-id")
+        XCTAssertEqual(Set(uniqueIDs).count, 60, "each one new")
+        for id in uniqueIDs { XCTAssertEqual(RequestValidator.canonicalUUID(id), id, "lowercase 8-4-4-4-12") }
+        let queued = try server.notifications.pop(count: 60, timeout: .seconds(10))
+        XCTAssertEqual(Set(queued.compactMap(\.apnsID)), Set(run.requests.map { PythonH2Run.apnsID($0.index) }))
     }
 }

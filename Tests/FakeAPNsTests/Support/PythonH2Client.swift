@@ -11,6 +11,9 @@ struct PythonH2Run: Decodable, Sendable {
         var stream: Int32
         var status: Int?
         var reason: String?
+        /// The answer's `apns-id` and `apns-unique-id`, as python3-h2's HPACK decoder read them.
+        var apnsId: String?
+        var apnsUniqueId: String?
         /// RST_STREAM's error code, when the server reset the stream.
         var reset: UInt32?
         /// The answer on a second connection, for a request the server said it did not process.
