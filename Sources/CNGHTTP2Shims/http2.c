@@ -53,8 +53,10 @@ static body_source *copy_body(const uint8_t *data, size_t length) {
 static void *fresh_malloc(size_t size, void *user_data) {
     (void)user_data;
     void *block = malloc(size);
+    /* The many small blocks of every stream are left alone without asking the page size. */
+    if (block == NULL || size < 8192) return block;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (block != NULL && size >= 2 * page) {
+    if (size >= 2 * page) {
         uintptr_t start = ((uintptr_t)block + page - 1) & ~(page - 1);
         uintptr_t end = ((uintptr_t)block + size) & ~(page - 1);
         if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);

@@ -120,6 +120,43 @@ final class RequestValidatorTests: XCTestCase {
         XCTAssertEqual(fields?.deviceToken.hex, tokenHex)
     }
 
+    func testEveryByteInEveryPlaceOfATokenIsJudgedAsAHexDigitWouldBe() {
+        // The path's token is decoded eight digits at a time: each of 256 bytes in each of
+        // the places of a 64-digit token (and of a 10-digit one, past the words) must give
+        // what a digit-by-digit reading gives, in the token and in the path the fields report.
+        for length in [64, 10] {
+            let base = Array(tokenHex.utf8.prefix(length))
+            for place in 0..<length {
+                for byte in 0...255 {
+                    var digits = base
+                    digits[place] = UInt8(byte)
+                    let text = String(decoding: digits, as: UTF8.self)
+                    let expected = HexDigit.value(UInt8(byte)).map { _ in try? DeviceToken(hex: text) } ?? nil
+                    let fields = RequestHeaderFields([(":method", "POST"), (":path", "/3/device/" + text)])
+                    let isLowercaseDigit = (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
+                    XCTAssertEqual(fields.deviceTokenInPath, isLowercaseDigit ? expected : nil, "byte \(byte) at \(place)")
+                    XCTAssertEqual(fields.path, "/3/device/" + text, "byte \(byte) at \(place)")
+                    XCTAssertEqual(fields.pathDeviceToken, expected, "byte \(byte) at \(place)")
+                    if byte == 0x30 + place % 10 { XCTAssertNotNil(expected) }
+                }
+            }
+        }
+    }
+
+    func testTokensOfEveryLengthDecodeAlikeInEitherCase() {
+        for digits in 1...RequestValidator.maximumDeviceTokenHexDigits + 2 {
+            let hex = String(String(repeating: tokenHex, count: 4).prefix(digits))
+            for text in [hex, hex.uppercased()] {
+                let validation = validate(request(path: "/3/device/\(text)"))
+                if digits % 2 == 0, digits <= RequestValidator.maximumDeviceTokenHexDigits {
+                    XCTAssertEqual(assertAccepted(validation)?.deviceToken.hex, hex, "\(digits) digits")
+                } else {
+                    assertRejected(validation, .badDeviceToken)
+                }
+            }
+        }
+    }
+
     func testTokenOfMaximumLengthIsAcceptedAndOneByteMoreIsNot() {
         let longest = String(repeating: "ab", count: RequestValidator.maximumDeviceTokenHexDigits / 2)
         XCTAssertEqual(assertAccepted(validate(request(path: "/3/device/\(longest)")))?.deviceToken.bytes.count, 100)

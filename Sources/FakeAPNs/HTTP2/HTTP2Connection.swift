@@ -257,7 +257,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 refuse(
                     stream, request.fields, body, Self.headerListTooLarge,
                     "the header list is \(request.headerListSize) bytes (name, value and 32 a field); SETTINGS_MAX_HEADER_LIST_SIZE is \(Self.headerListSizeLimit)",
-                    deviceToken: RequestValidator.deviceToken(inPath: request.fields.path ?? ""))
+                    deviceToken: request.fields.pathDeviceToken)
             } else {
                 handle(stream, request.fields, body: body, bodySize: request.bodySize)
             }
@@ -289,7 +289,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     // MARK: - Requests
 
     private func handle(_ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int) {
-        if let route = ChannelRoute(path: fields.path ?? "") {
+        if fields.deviceTokenInPath == nil, let route = ChannelRoute(path: fields.path ?? "") {
             return handleChannelRequest(route, stream, fields, body: body, bodySize: bodySize)
         }
         if context.managementOnly {
@@ -302,7 +302,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .failure(let refusal):
             return refuse(
                 stream, fields, body, refusal.reason, refusal.detail,
-                deviceToken: RequestValidator.deviceToken(inPath: fields.path ?? ""))
+                deviceToken: fields.pathDeviceToken)
         }
         var validated: ValidatedRequest
         switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.nextBits() }, payloads: &payloads) {

@@ -17,7 +17,22 @@ struct RequestHeaderFields: Sendable {
     /// The first `:method`.
     private(set) var method: String?
     /// The first `:path`.
-    private(set) var path: String?
+    var path: String? {
+        if let deviceTokenInPath { return Self.devicePathPrefix + deviceTokenInPath.hex }
+        return pathText
+    }
+    /// The token of the first `:path` when it is `/3/device/` and a valid token in lowercase
+    /// hex, as every client sends it: then ``path`` is made from it when asked for, and the
+    /// validator reads the token without parsing text. Nil for any other path.
+    private(set) var deviceTokenInPath: DeviceToken?
+    /// The first `:path` as sent, when it is not such a device path.
+    private var pathText: String?
+
+    /// The device token of the path when it is `/3/device/<token>` with a valid token, in
+    /// either case, for a refusal decided before validation that should still name the device.
+    var pathDeviceToken: DeviceToken? {
+        deviceTokenInPath ?? pathText.flatMap(RequestValidator.deviceToken(inPath:))
+    }
     /// The first `apns-id`.
     private(set) var apnsID: String?
     /// The first `apns-expiration`.
@@ -95,7 +110,9 @@ struct RequestHeaderFields: Sendable {
         seenWellKnown |= bit
         switch known {
         case .method: method = Self.text(value, usually: Self.methods)
-        case .path: path = String(decoding: value, as: UTF8.self)
+        case .path:
+            deviceTokenInPath = Self.deviceToken(inDevicePath: value)
+            if deviceTokenInPath == nil { pathText = String(decoding: value, as: UTF8.self) }
         case .apnsID: apnsID = String(decoding: value, as: UTF8.self)
         case .expiration: expiration = String(decoding: value, as: UTF8.self)
         case .priority: priority = Self.text(value, usually: Self.priorities)
@@ -106,6 +123,25 @@ struct RequestHeaderFields: Sendable {
         case .requestID: requestID = String(decoding: value, as: UTF8.self)
         case .channelID: channelID = String(decoding: value, as: UTF8.self)
         case .scheme, .authority, .contentLength, .contentType, .userAgent, .accept, .acceptEncoding: break
+        }
+    }
+
+    private static let devicePathPrefix = "/3/device/"
+
+    /// The token of `/3/device/<token>` when `<token>` is an even number of lowercase hex
+    /// digits within ``RequestValidator/maximumDeviceTokenHexDigits``; nil otherwise, and
+    /// the validator looks at the path's text.
+    private static func deviceToken(inDevicePath path: UnsafeBufferPointer<UInt8>) -> DeviceToken? {
+        let prefix: StaticString = "/3/device/"
+        let prefixLength = prefix.utf8CodeUnitCount
+        let digits = path.count - prefixLength
+        guard digits >= 2, digits <= RequestValidator.maximumDeviceTokenHexDigits, digits % 2 == 0,
+            memcmp(path.baseAddress!, prefix.utf8Start, prefixLength) == 0
+        else { return nil }
+        return withUnsafeTemporaryAllocation(byteCount: digits / 2, alignment: 8) { bytes in
+            let text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[prefixLength...])
+            guard HexDigit.decodeLowercase(text, into: bytes) else { return nil }
+            return DeviceToken(copying: UnsafeRawBufferPointer(bytes))
         }
     }
 

@@ -140,31 +140,64 @@ struct RequestValidator: Sendable {
         let method = fields.method ?? ""
         guard method == "POST" else {
             return .rejected(
-                .methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST",
-                deviceToken: Self.deviceToken(inPath: fields.path ?? ""))
+                .methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST", deviceToken: fields.pathDeviceToken)
         }
+        let deviceToken: DeviceToken
+        if let parsed = fields.deviceTokenInPath {
+            // `/3/device/<lowercase hex>`: steps 2 and 4 passed as the field arrived.
+            if let duplicate = fields.firstDuplicate {
+                return .rejected(
+                    .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
+                    deviceToken: parsed)
+            }
+            deviceToken = parsed
+        } else {
+            switch Self.checkedToken(fields) {
+            case .token(let token): deviceToken = token
+            case .rejected(let validation): return validation
+            }
+        }
+        return validateHeaders(fields, deviceToken: deviceToken, body: body, topics: topics, newID: newID, payloads: &payloads)
+    }
+
+    /// The path's token, after steps 2 to 4 for a path given as text.
+    private enum CheckedToken {
+        case token(DeviceToken)
+        case rejected(RequestValidation)
+    }
+
+    /// Steps 2 to 4 for a path that is not `/3/device/<lowercase hex>`: the path, duplicates,
+    /// the token.
+    private static func checkedToken(_ fields: RequestHeaderFields) -> CheckedToken {
         let path = fields.path ?? ""
         let tokenRange: Range<Int>
         switch Self.tokenRange(inPath: path) {
         case .token(let range): tokenRange = range
         case .missing:
-            return .rejected(.missingDeviceToken, detail: "path \(Self.quoted(path)) has no device token")
+            return .rejected(.rejected(.missingDeviceToken, detail: "path \(Self.quoted(path)) has no device token"))
         case .badPath:
-            return .rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>")
+            return .rejected(.rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>"))
         }
         if let duplicate = fields.firstDuplicate {
-            return .rejected(
+            return .rejected(.rejected(
                 .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
-                deviceToken: Self.strictToken(path, tokenRange))
+                deviceToken: Self.strictToken(path, tokenRange)))
         }
         guard let deviceToken = Self.strictToken(path, tokenRange) else {
             let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
-            return .rejected(
+            return .rejected(.rejected(
                 .badDeviceToken,
                 detail: "device token \(Self.quoted(String(tokenText))) is not an even number of hex digits, 2 to"
-                    + " \(Self.maximumDeviceTokenHexDigits)")
+                    + " \(Self.maximumDeviceTokenHexDigits)"))
         }
+        return .token(deviceToken)
+    }
 
+    /// Steps 5 to 15, for a request whose path named `deviceToken`.
+    private func validateHeaders(
+        _ fields: RequestHeaderFields, deviceToken: DeviceToken, body: UnsafeRawBufferPointer, topics: TopicAuthority,
+        newID: () -> UUIDBits, payloads: inout PayloadArena
+    ) -> RequestValidation {
         // 5-9: each header on its own.
         let apnsID: UUIDBits
         var apnsIDWasGenerated = true
