@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -40,6 +41,13 @@ void fakeapns_release_unused_stack(void) {
 
 void fakeapns_release_free_memory(void) {
     malloc_trim(0);
+}
+
+void fakeapns_reserve_heap(size_t bytes) {
+    char *block = malloc(bytes);
+    if (block == NULL) return;
+    *(volatile char *)block = 0; /* a block nobody touches could be optimised away */
+    free(block);
 }
 
 void fakeapns_set_thread_name(const char *name) {

@@ -3,6 +3,8 @@
 #ifndef FAKEAPNS_CPOSIXSHIMS_H
 #define FAKEAPNS_CPOSIXSHIMS_H
 
+#include <stddef.h>
+
 /// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
 int fakeapns_accept(int socket);
 
@@ -22,5 +24,13 @@ void fakeapns_set_thread_name(const char *name);
 
 /// Gives the heap's free pages back to the system (glibc's malloc_trim).
 void fakeapns_release_free_memory(void);
+
+/// Makes room for `bytes` of small blocks in the calling thread's malloc arena at once. glibc
+/// grows a thread's arena by the page or two a request lacks, with an mprotect each time,
+/// which also holds every other thread's page faults; a block of `bytes` allocated and freed
+/// grows it in one step and leaves the room free at its top (the first time, glibc maps the
+/// block on its own instead, and from then on keeps blocks of that size in the arenas). The
+/// room is address space until used: untouched pages cost no memory.
+void fakeapns_reserve_heap(size_t bytes);
 
 #endif

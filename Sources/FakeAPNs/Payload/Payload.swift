@@ -1,3 +1,4 @@
+internal import CPOSIXShims
 public import Foundation
 
 /// A notification's payload: the raw bytes as they arrived, and lazily their JSON meaning.
@@ -269,11 +270,26 @@ package struct PayloadArena {
 
     private var chunk: Payload.Chunk?
     private var used = 0
+    /// About how much the connection's thread allocated for its notifications since it last
+    /// reserved heap: each payload's bytes and ``notificationBytes``.
+    private var allocatedSinceReserve = 0
+    /// What a notification allocates besides its payload, about (its record, its fields, its
+    /// place in the queue and the history).
+    private static let notificationBytes = 320
+    /// Room reserved in the thread's malloc arena ahead of the notifications, reserved again
+    /// when about half of it was used: a connection receiving a flood of notifications grows
+    /// its arena in steps of this size rather than page by page (see `fakeapns_reserve_heap`).
+    private static let heapReserve = 4 << 20
 
     package init() {}
 
     /// A payload holding a copy of `raw`.
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
+        allocatedSinceReserve += raw.count + Self.notificationBytes
+        if allocatedSinceReserve >= Self.heapReserve / 2 {
+            allocatedSinceReserve = 0
+            fakeapns_reserve_heap(Self.heapReserve)
+        }
         guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
         if chunk == nil || Self.chunkSize - used < raw.count {
             chunk = Payload.Chunk.make(capacity: Self.chunkSize)
