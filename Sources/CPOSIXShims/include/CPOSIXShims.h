@@ -30,7 +30,13 @@ void fakeapns_release_free_memory(void);
 /// which also holds every other thread's page faults; a block of `bytes` allocated and freed
 /// grows it in one step and leaves the room free at its top (the first time, glibc maps the
 /// block on its own instead, and from then on keeps blocks of that size in the arenas). The
-/// room is address space until used: untouched pages cost no memory.
-void fakeapns_reserve_heap(size_t bytes);
+/// first `ahead` bytes of the room are then mapped by a background thread (madvise
+/// MADV_POPULATE_WRITE, which writes nothing), so that the caller, filling them, does not stop
+/// on a page fault for each page; at most a few ranges wait, the oldest dropped.
+void fakeapns_reserve_heap(size_t bytes, size_t ahead);
+
+/// Gives back the pages of the calling thread's reserve that it did not fill, and stops their
+/// mapping ahead: for a thread whose flood ended (a connection closing).
+void fakeapns_release_heap_reserve(void);
 
 #endif

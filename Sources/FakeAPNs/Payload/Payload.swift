@@ -280,15 +280,18 @@ package struct PayloadArena {
     /// when about half of it was used: a connection receiving a flood of notifications grows
     /// its arena in steps of this size rather than page by page (see `fakeapns_reserve_heap`).
     private static let heapReserve = 4 << 20
+    /// How much of the reserve is mapped ahead (see `fakeapns_reserve_heap`), reserved again
+    /// when about half of it was used.
+    private static let heapAhead = 2 << 20
 
     package init() {}
 
     /// A payload holding a copy of `raw`.
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
         allocatedSinceReserve += raw.count + Self.notificationBytes
-        if allocatedSinceReserve >= Self.heapReserve / 2 {
+        if allocatedSinceReserve >= Self.heapAhead / 2 {
             allocatedSinceReserve = 0
-            fakeapns_reserve_heap(Self.heapReserve)
+            fakeapns_reserve_heap(Self.heapReserve, Self.heapAhead)
         }
         guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
         if chunk == nil || Self.chunkSize - used < raw.count {

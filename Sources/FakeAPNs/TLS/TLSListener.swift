@@ -341,6 +341,7 @@ final class TLSListener: @unchecked Sendable {
                 id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
             onConnection(info, true)
             handler(Connection(stream: stream, info: info, listener: self))
+            fakeapns_release_heap_reserve()
             stream.sendCloseNotify()
             onConnection(info, false)
         } catch let error as TLSError {
