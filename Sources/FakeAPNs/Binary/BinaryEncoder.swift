@@ -8,7 +8,7 @@ public enum BinaryEncoder {
     /// Command 0: token and payload.
     public static func simple(token: DeviceToken, payload: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = [0]
-        appendUInt16(UInt16(truncatingIfNeeded: token.bytes.count), to: &bytes)
+        appendUInt16(UInt16(truncatingIfNeeded: token.count), to: &bytes)
         bytes += token.bytes
         appendUInt16(UInt16(truncatingIfNeeded: payload.count), to: &bytes)
         bytes += payload
@@ -20,7 +20,7 @@ public enum BinaryEncoder {
         var bytes: [UInt8] = [1]
         appendUInt32(identifier, to: &bytes)
         appendUInt32(expiration, to: &bytes)
-        appendUInt16(UInt16(truncatingIfNeeded: token.bytes.count), to: &bytes)
+        appendUInt16(UInt16(truncatingIfNeeded: token.count), to: &bytes)
         bytes += token.bytes
         appendUInt16(UInt16(truncatingIfNeeded: payload.count), to: &bytes)
         bytes += payload

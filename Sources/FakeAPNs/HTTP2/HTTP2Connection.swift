@@ -289,7 +289,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     // MARK: - Requests
 
     private func handle(_ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int) {
-        if fields.deviceTokenInPath == nil, let route = ChannelRoute(path: fields.path ?? "") {
+        if !fields.pathIsDeviceToken, let route = ChannelRoute(path: fields.path ?? "") {
             return handleChannelRequest(route, stream, fields, body: body, bodySize: bodySize)
         }
         if context.managementOnly {
@@ -304,14 +304,16 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 stream, fields, body, refusal.reason, refusal.detail,
                 deviceToken: fields.pathDeviceToken)
         }
-        var validated: ValidatedRequest
-        switch context.validator.validate(fields, body: body, topics: topics, newID: { uuids.nextBits() }, payloads: &payloads) {
+        let validated: ValidatedRequest
+        let validation = context.validator.validate(
+            fields, body: body, topics: topics, newID: { uuids.nextBits() }, payloads: &payloads)
+        switch consume validation {
         case .rejected(let reason, let detail, let deviceToken):
             return refuse(stream, fields, body, reason, detail, deviceToken: deviceToken)
         case .accepted(let accepted):
             validated = accepted
         }
-        if bodySize > validated.payload.bytes.count {
+        if bodySize > validated.payload.count {
             return refuse(stream, fields, body, .payloadTooLarge, "the body of \(bodySize) bytes is over the limit")
         }
 

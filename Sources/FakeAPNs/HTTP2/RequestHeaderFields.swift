@@ -15,42 +15,61 @@ import Foundation
 /// makes it.
 struct RequestHeaderFields: Sendable {
     /// The first `:method`.
-    private(set) var method: String?
+    var method: String? { has(.method) ? methodText : nil }
     /// The first `:path`.
     var path: String? {
-        if let deviceTokenInPath { return Self.devicePathPrefix + deviceTokenInPath.hex }
-        return pathText
+        if pathIsDeviceToken { return Self.devicePathPrefix + pathToken.hex }
+        return has(.path) ? pathText : nil
     }
-    /// The token of the first `:path` when it is `/3/device/` and a valid token in lowercase
-    /// hex, as every client sends it: then ``path`` is made from it when asked for, and the
-    /// validator reads the token without parsing text. Nil for any other path.
-    private(set) var deviceTokenInPath: DeviceToken?
-    /// The first `:path` as sent, when it is not such a device path.
-    private var pathText: String?
+    /// Whether the first `:path` is `/3/device/` and a valid token in lowercase hex, as every
+    /// client sends it: then ``pathToken`` holds the token, ``path`` is made from it when asked
+    /// for, and the validator reads the token without parsing text.
+    private(set) var pathIsDeviceToken = false
+    /// The token of the first `:path` when ``pathIsDeviceToken``; empty otherwise.
+    private(set) var pathToken = DeviceToken(copying: UnsafeRawBufferPointer(start: nil, count: 0))
+    /// The token of the path when ``pathIsDeviceToken``.
+    var deviceTokenInPath: DeviceToken? { pathIsDeviceToken ? pathToken : nil }
 
     /// The device token of the path when it is `/3/device/<token>` with a valid token, in
     /// either case, for a refusal decided before validation that should still name the device.
     var pathDeviceToken: DeviceToken? {
-        deviceTokenInPath ?? pathText.flatMap(RequestValidator.deviceToken(inPath:))
+        if pathIsDeviceToken { return pathToken }
+        return has(.path) ? RequestValidator.deviceToken(inPath: pathText) : nil
     }
     /// The first `apns-id`.
-    private(set) var apnsID: String?
+    var apnsID: String? { has(.apnsID) ? apnsIDText : nil }
     /// The first `apns-expiration`.
-    private(set) var expiration: String?
+    var expiration: String? { has(.expiration) ? expirationText : nil }
     /// The first `apns-priority`.
-    private(set) var priority: String?
+    var priority: String? { has(.priority) ? priorityText : nil }
     /// The first `apns-push-type`.
-    private(set) var pushType: String?
+    var pushType: String? { has(.pushType) ? pushTypeText : nil }
     /// The first `apns-collapse-id`.
-    private(set) var collapseID: String?
+    var collapseID: String? { has(.collapseID) ? collapseIDText : nil }
     /// The first `apns-topic`.
-    private(set) var topic: String?
+    var topic: String? { has(.topic) ? topicText : nil }
     /// The first `authorization`.
-    private(set) var authorization: String?
+    var authorization: String? { has(.authorization) ? authorizationText : nil }
     /// The first `apns-request-id` (channel management and broadcasts).
-    private(set) var requestID: String?
+    var requestID: String? { has(.requestID) ? requestIDText : nil }
     /// The first `apns-channel-id` (channel management and broadcasts).
-    private(set) var channelID: String?
+    var channelID: String? { has(.channelID) ? channelIDText : nil }
+
+    // The first value of each field the validator reads, empty until it came (its bit in
+    // `seenWellKnown` says whether it did): plain strings, as an optional string field is
+    // copied through its type's value witnesses, several times a request.
+    private var methodText = ""
+    private var pathText = ""
+    private var apnsIDText = ""
+    private var expirationText = ""
+    private var priorityText = ""
+    private var pushTypeText = ""
+    private var collapseIDText = ""
+    private var topicText = ""
+    private var authorizationText = ""
+    private var requestIDText = ""
+    private var channelIDText = ""
+
     /// The first name, lowercased, that appeared a second time.
     private(set) var firstDuplicate: String?
     /// How many `apns-id` fields came, repeats included.
@@ -109,19 +128,23 @@ struct RequestHeaderFields: Sendable {
         }
         seenWellKnown |= bit
         switch known {
-        case .method: method = Self.text(value, usually: Self.methods)
+        case .method: methodText = Self.text(value, usually: Self.methods)
         case .path:
-            deviceTokenInPath = Self.deviceToken(inDevicePath: value)
-            if deviceTokenInPath == nil { pathText = String(decoding: value, as: UTF8.self) }
-        case .apnsID: apnsID = String(decoding: value, as: UTF8.self)
-        case .expiration: expiration = String(decoding: value, as: UTF8.self)
-        case .priority: priority = Self.text(value, usually: Self.priorities)
-        case .pushType: pushType = Self.text(value, usually: Self.pushTypes)
-        case .collapseID: collapseID = String(decoding: value, as: UTF8.self)
-        case .topic: topic = String(decoding: value, as: UTF8.self)
-        case .authorization: authorization = String(decoding: value, as: UTF8.self)
-        case .requestID: requestID = String(decoding: value, as: UTF8.self)
-        case .channelID: channelID = String(decoding: value, as: UTF8.self)
+            if let token = Self.deviceToken(inDevicePath: value) {
+                pathToken = token
+                pathIsDeviceToken = true
+            } else {
+                pathText = String(decoding: value, as: UTF8.self)
+            }
+        case .apnsID: apnsIDText = String(decoding: value, as: UTF8.self)
+        case .expiration: expirationText = String(decoding: value, as: UTF8.self)
+        case .priority: priorityText = Self.text(value, usually: Self.priorities)
+        case .pushType: pushTypeText = Self.text(value, usually: Self.pushTypes)
+        case .collapseID: collapseIDText = String(decoding: value, as: UTF8.self)
+        case .topic: topicText = String(decoding: value, as: UTF8.self)
+        case .authorization: authorizationText = String(decoding: value, as: UTF8.self)
+        case .requestID: requestIDText = String(decoding: value, as: UTF8.self)
+        case .channelID: channelIDText = String(decoding: value, as: UTF8.self)
         case .scheme, .authority, .contentLength, .contentType, .userAgent, .accept, .acceptEncoding: break
         }
     }
@@ -158,6 +181,11 @@ struct RequestHeaderFields: Sendable {
             if candidate.withUTF8({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return candidate }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether a field of that name came.
+    private func has(_ known: WellKnown) -> Bool {
+        seenWellKnown & (UInt32(1) << known.rawValue) != 0
     }
 
     /// Records a name outside ``WellKnown``; false when it was seen before.

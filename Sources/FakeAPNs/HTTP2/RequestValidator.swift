@@ -41,16 +41,55 @@ struct ValidatedRequest: Sendable {
     var priority: Priority
     /// `apns-topic`, or the certificate's only topic when absent; nil when absent with no
     /// authentication.
-    var topic: String?
+    var topic: String? { present.contains(.topic) ? topicText : nil }
     /// `apns-push-type`, when sent.
-    var pushType: PushType?
+    var pushType: PushType? { present.contains(.pushType) ? pushTypeValue : nil }
     /// `apns-collapse-id`, when sent.
-    var collapseID: String?
+    var collapseID: String? { present.contains(.collapseID) ? collapseIDText : nil }
     /// The raw `authorization` header (`bearer <JWT>`), for the transport's token check.
-    var authorization: String?
+    var authorization: String? { present.contains(.authorization) ? authorizationText : nil }
     /// The body. Invalid JSON is accepted: APNs documents no reason for it, so the payload
     /// only records its problem in ``Payload/parseError``.
     var payload: Payload
+
+    // The optional fields as plain values with a set of those present: an optional field is
+    // copied through its type's value witnesses, several times a request.
+    private var topicText: String
+    private var pushTypeValue: PushType
+    private var collapseIDText: String
+    private var authorizationText: String
+    private var present: Present
+
+    private struct Present: OptionSet {
+        let rawValue: UInt8
+        static let topic = Present(rawValue: 1)
+        static let pushType = Present(rawValue: 2)
+        static let collapseID = Present(rawValue: 4)
+        static let authorization = Present(rawValue: 8)
+    }
+
+    init(
+        deviceToken: DeviceToken, apnsIDBits: UUIDBits, apnsIDWasGenerated: Bool, expiration: UInt32?,
+        priority: Priority, topic: String?, pushType: PushType?, collapseID: String?, authorization: String?,
+        payload: Payload
+    ) {
+        self.deviceToken = deviceToken
+        self.apnsIDBits = apnsIDBits
+        self.apnsIDWasGenerated = apnsIDWasGenerated
+        self.expiration = expiration
+        self.priority = priority
+        self.payload = payload
+        var present: Present = []
+        if topic != nil { present.insert(.topic) }
+        if pushType != nil { present.insert(.pushType) }
+        if collapseID != nil { present.insert(.collapseID) }
+        if authorization != nil { present.insert(.authorization) }
+        self.present = present
+        topicText = topic ?? ""
+        pushTypeValue = pushType ?? .alert
+        collapseIDText = collapseID ?? ""
+        authorizationText = authorization ?? ""
+    }
 }
 
 /// Checks one HTTP/2 request against the provider API's rules and answers as APNs would: the
@@ -143,14 +182,14 @@ struct RequestValidator: Sendable {
                 .methodNotAllowed, detail: "method \(Self.quoted(method)) is not POST", deviceToken: fields.pathDeviceToken)
         }
         let deviceToken: DeviceToken
-        if let parsed = fields.deviceTokenInPath {
+        if fields.pathIsDeviceToken {
             // `/3/device/<lowercase hex>`: steps 2 and 4 passed as the field arrived.
             if let duplicate = fields.firstDuplicate {
                 return .rejected(
                     .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
-                    deviceToken: parsed)
+                    deviceToken: fields.pathToken)
             }
-            deviceToken = parsed
+            deviceToken = fields.pathToken
         } else {
             switch Self.checkedToken(fields) {
             case .token(let token): deviceToken = token

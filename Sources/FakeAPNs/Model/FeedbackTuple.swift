@@ -25,7 +25,7 @@ public struct FeedbackTuple: Sendable, Hashable, CustomStringConvertible {
 
     /// The bytes on the wire: timestamp (4, big-endian), token length (2), token.
     public var bytes: [UInt8] {
-        let length = UInt16(truncatingIfNeeded: deviceToken.bytes.count)
+        let length = UInt16(truncatingIfNeeded: deviceToken.count)
         return [
             UInt8(timestamp >> 24), UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF), UInt8(timestamp & 0xFF),
             UInt8(length >> 8), UInt8(length & 0xFF),

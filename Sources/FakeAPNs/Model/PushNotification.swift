@@ -250,7 +250,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         }
         if let topic { text += " topic \(topic)" }
         if let channelID { text += " channel \(channelID)" }
-        let body = payload.text ?? "<\(payload.bytes.count) bytes, not UTF-8>"
+        let body = payload.text ?? "<\(payload.count) bytes, not UTF-8>"
         text += " payload " + (body.count > 120 ? String(body.prefix(120)) + "…" : body)
         return text
     }
