@@ -127,8 +127,9 @@ public final class ProviderAPIClient {
     private var session: NGHTTP2Session!
     private let authority: String
     private let timeout: Duration
-    private var responses: [Int32: Response] = [:]
-    private var open: Set<Int32> = []
+    /// The answers of the exchange under way, one per request, in request order: a short
+    /// list, searched from its end (most exchanges have one request).
+    @exclusivity(unchecked) private var pending: [PendingAnswer] = []
     /// Where answers are read into, made once: a request is one write and, mostly, one read.
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// GOAWAY from the server, when one came.
@@ -239,22 +240,47 @@ public final class ProviderAPIClient {
     /// Sends requests on concurrent streams and waits for every answer, in request order
     /// (status 0 for a request the server never answered).
     func exchange(_ requests: [Request]) throws -> [Response] {
-        let streams = requests.map { request in
+        // An exchange that failed may have left its answers: they are no longer waited for.
+        pending.removeAll(keepingCapacity: true)
+        for request in requests {
             let stream = session.submitRequest(
                 pseudoHeaders: [(":method", request.method), (":scheme", "https"), (":authority", authority), (":path", request.path)],
                 headers: request.headers, body: request.body)
-            open.insert(stream)
-            responses[stream] = Response(status: 0)
-            return stream
+            pending.append(PendingAnswer(stream: stream))
         }
         try flush()
-        while streams.contains(where: open.contains) {
+        while pending.contains(where: \.open) {
             let count = try readBuffer.withUnsafeMutableBytes { try tls.stream.read(into: $0) }
             if count == 0 { break }
             try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             try flush()
         }
-        return streams.map { responses.removeValue(forKey: $0) ?? Response(status: 0) }
+        let answers = pending.map(\.response)
+        pending.removeAll(keepingCapacity: true)
+        return answers
+    }
+
+    /// One request's answer as it arrives.
+    private struct PendingAnswer {
+        let stream: Int32
+        var response = Response(status: 0)
+        /// Until the stream closes, or a GOAWAY says it will not be processed.
+        var open = true
+
+        init(stream: Int32) {
+            self.stream = stream
+            response.headers.reserveCapacity(4)
+        }
+    }
+
+    /// Where `stream`'s answer is in ``pending``.
+    private func pendingIndex(_ stream: Int32) -> Int? {
+        var index = pending.count
+        while index > 0 {
+            index -= 1
+            if pending[index].stream == stream { return index }
+        }
+        return nil
     }
 
     private func flush() throws {
@@ -269,34 +295,39 @@ extension ProviderAPIClient: HTTP2SessionDelegate {
     func streamBegan(_ stream: Int32) {}
 
     func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        if name.elementsEqual(":status".utf8) {
+        guard let index = pendingIndex(stream) else { return }
+        let statusName: StaticString = ":status"
+        if name.count == statusName.utf8CodeUnitCount, memcmp(name.baseAddress!, statusName.utf8Start, name.count) == 0 {
             // Three digits, read without making text of them.
             var status = 0
             for digit in value {
                 guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9"), status < 1000 else { status = 0; break }
                 status = status * 10 + Int(digit - UInt8(ascii: "0"))
             }
-            responses[stream]?.status = status
+            pending[index].response.status = status
         } else {
-            responses[stream]?.headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            pending[index].response.headers.append(
+                (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
     }
 
     func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        responses[stream]?.body.append(contentsOf: bytes)
+        guard let index = pendingIndex(stream) else { return }
+        pending[index].response.body.append(contentsOf: bytes)
     }
 
     func streamEnded(_ stream: Int32) {}
 
     func streamClosed(_ stream: Int32, errorCode: UInt32) {
-        if errorCode != 0 { responses[stream]?.resetCode = errorCode }
-        open.remove(stream)
+        guard let index = pendingIndex(stream) else { return }
+        if errorCode != 0 { pending[index].response.resetCode = errorCode }
+        pending[index].open = false
     }
 
     func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {
         goAway = (lastStream, errorCode, debugData)
         // Streams the server will never process end now.
-        for stream in open where stream > lastStream { open.remove(stream) }
+        for index in pending.indices where pending[index].stream > lastStream { pending[index].open = false }
     }
 }
 
