@@ -65,8 +65,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var uuids = RandomUUID()
     /// Where accepted payloads are copied: shared chunks, no allocation per notification.
     @exclusivity(unchecked) private var payloads = PayloadArena()
-    /// The claims' object the last accepted push with a provider token got.
-    @exclusivity(unchecked) private var lastExtras: PushNotification.HTTP2Fields.Extras?
+    /// The shared fields the last accepted push got (see `sharedFields`).
+    @exclusivity(unchecked) private var lastShared: PushNotification.HTTP2Fields.Shared?
     @exclusivity(unchecked) private var streamsOpened = false
     /// The highest stream answered, reset or closed on: streams complete out of order, so a
     /// GOAWAY of this side names this one, never the stream that caused it.
@@ -444,9 +444,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
             connection: connection.info, receivedAt: Date(),
-            http2: PushNotification.HTTP2Fields(
-                apnsID: validated.apnsIDBits, topic: validated.topic, pushType: validated.pushType,
-                collapseID: validated.collapseID, extras: extras(for: claims))))
+            http2: PushNotification.HTTP2Fields(apnsID: validated.apnsIDBits, shared: sharedFields(validated, claims))))
         validated.apnsIDBits.withText { apnsID in
             if context.policy.environment == .sandbox {
                 uuids.nextBits().withText { uniqueID in session.submitAccepted(stream, apnsID: apnsID, uniqueID: uniqueID) }
@@ -457,13 +455,22 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         openStreams()
     }
 
-    /// The claims' object for an accepted push's fields: one per token, shared by the
-    /// notifications that came with it (a connection keeps to one token for up to an hour).
-    private func extras(for claims: ProviderTokenClaims?) -> PushNotification.HTTP2Fields.Extras? {
-        guard let claims else { return nil }
-        if let last = lastExtras, last.providerToken == claims { return last }
-        let made = PushNotification.HTTP2Fields.Extras(providerToken: claims)
-        lastExtras = made
+    /// The shared part of an accepted push's fields: one object for the notifications with the
+    /// same topic, push type, collapse id and token claims, as a connection's mostly are.
+    private func sharedFields(_ validated: borrowing ValidatedRequest, _ claims: ProviderTokenClaims?)
+        -> PushNotification.HTTP2Fields.Shared
+    {
+        let topic = validated.topic
+        let pushType = validated.pushType
+        let collapseID = validated.collapseID
+        if let last = lastShared,
+            last.isShared(byTopic: topic, pushType: pushType, collapseID: collapseID, providerToken: claims)
+        {
+            return last
+        }
+        let made = PushNotification.HTTP2Fields.Shared(
+            topic: topic, pushType: pushType, collapseID: collapseID, providerToken: claims)
+        lastShared = made
         return made
     }
 

@@ -139,27 +139,28 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// The `apns-id`, lowercase.
         public var apnsID: String { storedID.text }
         /// The topic.
-        public let topic: String?
+        public var topic: String? { shared.topic }
         /// The push type, when sent.
-        public let pushType: PushType?
+        public var pushType: PushType? { shared.pushType }
         /// The collapse ID, when sent.
-        public let collapseID: String?
+        public var collapseID: String? { shared.collapseID }
         /// The provider token's claims, with token authentication.
-        public var providerToken: ProviderTokenClaims? { extras?.providerToken }
+        public var providerToken: ProviderTokenClaims? { shared.providerToken }
         /// A broadcast's channel id.
-        public var channelID: String? { extras?.channelID }
+        public var channelID: String? { shared.channelID }
         /// A broadcast's `apns-request-id`.
-        public var requestID: String? { extras?.requestID }
+        public var requestID: String? { shared.requestID }
         /// A broadcast's `apns-unique-id`.
-        public var uniqueID: String? { extras?.uniqueID }
+        public var uniqueID: String? { shared.uniqueID }
 
         /// The `apns-id`: a UUID in lowercase 8-4-4-4-12 form, as APNs answers every accepted
         /// one, as its 16 bytes (no text kept); anything else as it was given.
         private let storedID: StoredID
-        /// What most notifications lack (token claims, a broadcast's fields), in one shared
-        /// object or none: an accepted push keeps 112 bytes of fields, not 192 and its
+        /// The other fields, in one object that the notifications with the same share: a
+        /// connection's pushes mostly go to one topic with one push type and one token, so an
+        /// accepted push keeps 64 bytes of fields of its own, not 112 or 192 and its
         /// `apns-id`'s text.
-        private let extras: Extras?
+        private let shared: Shared
 
         /// HTTP/2 fields.
         package init(
@@ -167,36 +168,46 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil
         ) {
             storedID = StoredID(apnsID)
-            self.topic = topic
-            self.pushType = pushType
-            self.collapseID = collapseID
-            extras = providerToken == nil && channelID == nil && requestID == nil && uniqueID == nil
-                ? nil
-                : Extras(providerToken: providerToken, channelID: channelID, requestID: requestID, uniqueID: uniqueID)
+            shared = Shared(
+                topic: topic, pushType: pushType, collapseID: collapseID, providerToken: providerToken,
+                channelID: channelID, requestID: requestID, uniqueID: uniqueID)
         }
 
-        /// HTTP/2 fields whose claims and broadcast fields are those of `extras`: a connection
-        /// that authenticates with one token shares one object among its notifications.
-        init(apnsID: UUIDBits, topic: String?, pushType: PushType?, collapseID: String?, extras: Extras?) {
+        /// HTTP/2 fields whose other fields are `shared`'s.
+        init(apnsID: UUIDBits, shared: Shared) {
             storedID = .uuid(apnsID)
-            self.topic = topic
-            self.pushType = pushType
-            self.collapseID = collapseID
-            self.extras = extras
+            self.shared = shared
         }
 
-        /// The rarer fields, shared by the notifications that have the same.
-        package final class Extras: Sendable {
+        /// Every field but the `apns-id`, shared by the notifications that have the same.
+        package final class Shared: Sendable {
+            let topic: String?
+            let pushType: PushType?
+            let collapseID: String?
             let providerToken: ProviderTokenClaims?
             let channelID: String?
             let requestID: String?
             let uniqueID: String?
 
-            package init(providerToken: ProviderTokenClaims?, channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil) {
+            package init(
+                topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?,
+                channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil
+            ) {
+                self.topic = topic
+                self.pushType = pushType
+                self.collapseID = collapseID
                 self.providerToken = providerToken
                 self.channelID = channelID
                 self.requestID = requestID
                 self.uniqueID = uniqueID
+            }
+
+            /// Whether a device push with these fields can share this object.
+            func isShared(
+                byTopic topic: String?, pushType: PushType?, collapseID: String?, providerToken: ProviderTokenClaims?
+            ) -> Bool {
+                channelID == nil && requestID == nil && uniqueID == nil && self.topic == topic
+                    && self.pushType == pushType && self.collapseID == collapseID && self.providerToken == providerToken
             }
         }
 
