@@ -277,19 +277,22 @@ package struct PayloadArena {
     /// place in the queue and the history).
     private static let notificationBytes = 320
     /// Room reserved in the thread's malloc arena ahead of the notifications, reserved again
-    /// when about half of it was used: a connection receiving a flood of notifications grows
+    /// every ``reserveInterval`` of them: a connection receiving a flood of notifications grows
     /// its arena in steps of this size rather than page by page (see `fakeapns_reserve_heap`).
     private static let heapReserve = 4 << 20
-    /// How much of the reserve is mapped ahead (see `fakeapns_reserve_heap`), reserved again
-    /// when about half of it was used.
-    private static let heapAhead = 2 << 20
+    /// How much of the reserve is mapped ahead each time, a little more than is used until the
+    /// next time: mapping further ahead also makes resident early the spare capacity of the
+    /// queue's and the history's arrays, which the arena hands out from the same room.
+    private static let heapAhead = 768 << 10
+    /// About how much a connection allocates between two reserves.
+    private static let reserveInterval = 512 << 10
 
     package init() {}
 
     /// A payload holding a copy of `raw`.
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
         allocatedSinceReserve += raw.count + Self.notificationBytes
-        if allocatedSinceReserve >= Self.heapAhead / 2 {
+        if allocatedSinceReserve >= Self.reserveInterval {
             allocatedSinceReserve = 0
             fakeapns_reserve_heap(Self.heapReserve, Self.heapAhead)
         }
