@@ -134,7 +134,9 @@ final class RequestValidatorTests: XCTestCase {
                     let expected = HexDigit.value(UInt8(byte)).map { _ in try? DeviceToken(hex: text) } ?? nil
                     let fields = RequestHeaderFields([(":method", "POST"), (":path", "/3/device/" + text)])
                     let isLowercaseDigit = (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
-                    XCTAssertEqual(fields.deviceTokenInPath, isLowercaseDigit ? expected : nil, "byte \(byte) at \(place)")
+                    XCTAssertEqual(
+                        fields.pathIsDeviceToken ? fields.pathToken : nil, isLowercaseDigit ? expected : nil,
+                        "byte \(byte) at \(place)")
                     XCTAssertEqual(fields.path, "/3/device/" + text, "byte \(byte) at \(place)")
                     XCTAssertEqual(fields.pathDeviceToken, expected, "byte \(byte) at \(place)")
                     if byte == 0x30 + place % 10 { XCTAssertNotNil(expected) }

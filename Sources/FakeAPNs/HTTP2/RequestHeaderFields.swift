@@ -18,7 +18,7 @@ struct RequestHeaderFields: Sendable {
     var method: String? { has(.method) ? methodText : nil }
     /// The first `:path`.
     var path: String? {
-        if pathIsDeviceToken { return Self.devicePathPrefix + pathToken.hex }
+        if pathIsDeviceToken { return "\(Self.devicePathPrefix)" + pathToken.hex }
         return has(.path) ? pathText : nil
     }
     /// Whether the first `:path` is `/3/device/` and a valid token in lowercase hex, as every
@@ -27,9 +27,6 @@ struct RequestHeaderFields: Sendable {
     private(set) var pathIsDeviceToken = false
     /// The token of the first `:path` when ``pathIsDeviceToken``; empty otherwise.
     private(set) var pathToken = DeviceToken(copying: UnsafeRawBufferPointer(start: nil, count: 0))
-    /// The token of the path when ``pathIsDeviceToken``.
-    var deviceTokenInPath: DeviceToken? { pathIsDeviceToken ? pathToken : nil }
-
     /// The device token of the path when it is `/3/device/<token>` with a valid token, in
     /// either case, for a refusal decided before validation that should still name the device.
     var pathDeviceToken: DeviceToken? {
@@ -149,13 +146,13 @@ struct RequestHeaderFields: Sendable {
         }
     }
 
-    private static let devicePathPrefix = "/3/device/"
+    private static let devicePathPrefix: StaticString = "/3/device/"
 
     /// The token of `/3/device/<token>` when `<token>` is an even number of lowercase hex
     /// digits within ``RequestValidator/maximumDeviceTokenHexDigits``; nil otherwise, and
     /// the validator looks at the path's text.
     private static func deviceToken(inDevicePath path: UnsafeBufferPointer<UInt8>) -> DeviceToken? {
-        let prefix: StaticString = "/3/device/"
+        let prefix = devicePathPrefix
         let prefixLength = prefix.utf8CodeUnitCount
         let digits = path.count - prefixLength
         guard digits >= 2, digits <= RequestValidator.maximumDeviceTokenHexDigits, digits % 2 == 0,

@@ -183,12 +183,9 @@ struct RequestValidator: Sendable {
         }
         let deviceToken: DeviceToken
         if fields.pathIsDeviceToken {
-            // `/3/device/<lowercase hex>`: steps 2 and 4 passed as the field arrived.
-            if let duplicate = fields.firstDuplicate {
-                return .rejected(
-                    .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
-                    deviceToken: fields.pathToken)
-            }
+            // `/3/device/<lowercase hex>`, every request's path, passed steps 2 and 4 as the
+            // field arrived; it skips the text route (an enum to build and destroy).
+            if let duplicate = fields.firstDuplicate { return Self.duplicated(duplicate, deviceToken: fields.pathToken) }
             deviceToken = fields.pathToken
         } else {
             switch Self.checkedToken(fields) {
@@ -218,9 +215,7 @@ struct RequestValidator: Sendable {
             return .rejected(.rejected(.badPath, detail: "path \(Self.quoted(path)) is not /3/device/<token>"))
         }
         if let duplicate = fields.firstDuplicate {
-            return .rejected(.rejected(
-                .duplicateHeaders, detail: "header \(Self.quoted(duplicate)) appears more than once",
-                deviceToken: Self.strictToken(path, tokenRange)))
+            return .rejected(duplicated(duplicate, deviceToken: strictToken(path, tokenRange)))
         }
         guard let deviceToken = Self.strictToken(path, tokenRange) else {
             let tokenText = Substring(path.utf8.dropFirst(tokenRange.lowerBound))
@@ -230,6 +225,11 @@ struct RequestValidator: Sendable {
                     + " \(Self.maximumDeviceTokenHexDigits)"))
         }
         return .token(deviceToken)
+    }
+
+    /// Step 3's refusal: the header `name` came twice.
+    private static func duplicated(_ name: String, deviceToken: DeviceToken?) -> RequestValidation {
+        .rejected(.duplicateHeaders, detail: "header \(quoted(name)) appears more than once", deviceToken: deviceToken)
     }
 
     /// Steps 5 to 15, for a request whose path named `deviceToken`.

@@ -45,12 +45,8 @@ extension HexDigit {
         return true
     }
 
-    /// The value of `0`-`9` or `a`-`f`.
+    /// The value of `0`-`9` or `a`-`f`: ``value(_:)`` without the capitals.
     private static func lowercaseValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
+        (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte) ? nil : value(byte)
     }
 }
