@@ -68,7 +68,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fake-apns-bench",
-            dependencies: ["FakeAPNs", "COpenSSL"],
+            dependencies: ["FakeAPNs", "COpenSSL", "CPOSIXShims"],
             path: "Sources/fake-apns-bench",
             swiftSettings: strictSettings
         ),

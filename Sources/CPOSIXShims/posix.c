@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CPOSIXShims.h"
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -195,4 +197,33 @@ void fakeapns_set_thread_name(const char *name) {
     strncpy(shortened, name, sizeof shortened - 1);
     shortened[sizeof shortened - 1] = 0;
     pthread_setname_np(pthread_self(), shortened);
+}
+
+int fakeapns_usable_cpu_count(void) {
+    cpu_set_t mine, main, both;
+    CPU_ZERO(&mine);
+    CPU_ZERO(&main);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) { return 1; }
+    if (sched_getaffinity(getpid(), sizeof main, &main) != 0) { CPU_ZERO(&main); }
+    CPU_OR(&both, &mine, &main);
+    int count = CPU_COUNT(&both);
+    return count > 0 ? count : 1;
+}
+
+int fakeapns_allowed_cpu(int index) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (index < 0 || sched_getaffinity(0, sizeof set, &set) != 0) { return -1; }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &set) && index-- == 0) { return cpu; }
+    }
+    return -1;
+}
+
+int fakeapns_pin_thread(int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) { errno = EINVAL; return -1; }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
 }

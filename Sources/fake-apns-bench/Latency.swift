@@ -3,7 +3,8 @@ import Foundation
 
 /// Send-to-pop latency, one notification at a time, the way a test uses FakeAPNs: the client
 /// sends, the test pops what arrived. Three kinds of round trip, interleaved in blocks so that
-/// noise from the machine falls on all of them alike:
+/// noise from the machine falls on all of them alike, with the servers' threads on CPU 1 and
+/// the test's on CPU 0 when the process may use both (see below):
 ///
 /// - binary: `BinaryProviderClient.send` of one enhanced frame (the benchmark file's
 ///   notification), then `notifications.pop`; the gateway's thread reads and decodes it, the
@@ -19,10 +20,19 @@ func runLatency(_ options: BenchOptions) -> Never {
     let warmup = options.warmup ?? 2_000
     let block = 500
     do {
+        // The servers' threads start on the second CPU the process may use (CPU 1) and inherit
+        // it; the test's thread then moves to the first (CPU 0). Left to the scheduler, each pair of threads settles on one core or on two for
+        // a whole run, by chance, and a hand-over costs a local wake-up or a wake-up of the
+        // other core (on a VM, a halted vCPU's: several microseconds): each kind's median, the
+        // reference's too, could fall in either mode. Placed, every kind crosses cores, as a
+        // client in another process on another core does.
+        let cpus = twoAllowedCPUs()
+        let placed = cpus.map { pinCurrentThread(toCPU: $0.1) } ?? false
         let server = try FakeAPNsServer.started(configuration: .init(feedbackPort: nil))
+        let ping = try PingPong(frameSize: BenchNotification.frame(1).count)
+        if placed, let cpus { pinCurrentThread(toCPU: cpus.0) }
         let binary = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort)
         let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
-        let ping = try PingPong(frameSize: BenchNotification.frame(1).count)
         let token = BenchNotification.token(1)
         let request = ProviderAPIClient.Request(
             token: token, payload: BenchNotification.payload(1), topic: "com.example.app", pushType: .alert)
@@ -88,6 +98,8 @@ func runLatency(_ options: BenchOptions) -> Never {
         server.stop()
         writeReport([
             "count": count, "warmup": warmup, "frame_bytes": frames[0].count, "tls": tls,
+            "placement": placed && cpus != nil
+                ? "servers on CPU \(cpus!.1), test on CPU \(cpus!.0)" : "one CPU, or left to the scheduler",
             "binary": latencySummary(binaryTimes), "http2": latencySummary(http2Times),
             "reference": latencySummary(referenceTimes),
         ])

@@ -1,3 +1,4 @@
+import CPOSIXShims
 import FakeAPNs
 import Foundation
 
@@ -87,4 +88,18 @@ func residentBytes() -> Int {
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// The first two CPUs the calling thread may run on, or nil when it may run on one only.
+func twoAllowedCPUs() -> (Int32, Int32)? {
+    let first = fakeapns_allowed_cpu(0)
+    let second = fakeapns_allowed_cpu(1)
+    return first >= 0 && second >= 0 ? (first, second) : nil
+}
+
+/// Keeps the calling thread, and the threads it starts from now on, on `cpu`. False when the
+/// kernel refuses.
+@discardableResult
+func pinCurrentThread(toCPU cpu: Int32) -> Bool {
+    fakeapns_pin_thread(cpu) == 0
 }

@@ -39,4 +39,16 @@ void fakeapns_reserve_heap(size_t bytes, size_t ahead);
 /// mapping ahead: for a thread whose flood ended (a connection closing).
 void fakeapns_release_heap_reserve(void);
 
+/// How many CPUs the calling thread and the process's main thread may run on between them
+/// (sched_getaffinity); 1 when it cannot tell.
+int fakeapns_usable_cpu_count(void);
+
+/// The `index`th (from 0) of the CPUs the calling thread may run on now, or -1 when it may
+/// run on fewer.
+int fakeapns_allowed_cpu(int index);
+
+/// Keeps the calling thread, and the threads it starts from then on, on CPU `cpu`
+/// (sched_setaffinity). 0 on success, -1 with errno set.
+int fakeapns_pin_thread(int cpu);
+
 #endif

@@ -81,3 +81,10 @@ package struct Deadline: Sendable {
         return now.tv_sec > time.tv_sec || (now.tv_sec == time.tv_sec && now.tv_nsec >= time.tv_nsec)
     }
 }
+
+/// The monotonic clock in nanoseconds, for measuring waits of microseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}

@@ -170,6 +170,22 @@ final class TLSStream: @unchecked Sendable {
         _ = SSL_free_buffers(ssl)
     }
 
+    /// Whether the client's last wait was short enough that the next one is worth polling for
+    /// (see ``TLSListener/Connection/read(into:insideFrame:)``). Only the owning thread uses it.
+    var clientAnswersQuickly = true
+    /// Whether ``QuickClientPolling`` counts this connection as working.
+    var countedWorking = false
+
+    /// Polls the socket, without sleeping, until it is readable (the end of the stream
+    /// included) or the monotonic clock reaches `end` (nanoseconds); false when nothing came.
+    func pollUntilReadable(until end: UInt64) -> Bool {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        repeat {
+            if poll(&descriptor, 1, 0) != 0 { return true }
+        } while monotonicNanoseconds() < end
+        return false
+    }
+
     /// Waits until the socket is readable (the end of the stream included), at most `timeout`
     /// (nil: no limit); false when nothing came.
     func waitUntilReadable(atMost timeout: Duration?) -> Bool {
@@ -269,6 +285,7 @@ final class TLSStream: @unchecked Sendable {
         guard !closed else { return }
         if notifyPeer { sendCloseNotify() }
         closed = true
+        QuickClientPolling.stopWorking(self)
         Glibc.close(socket)
     }
 
@@ -276,6 +293,7 @@ final class TLSStream: @unchecked Sendable {
     /// peer looks.
     func abort() {
         guard !closed else { return }
+        QuickClientPolling.stopWorking(self)
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         closed = true
