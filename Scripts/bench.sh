@@ -10,8 +10,9 @@
 # Parts (BENCH_PARTS, comma-separated; default all) and what each row measures:
 #  binary   Binary ingest on 1 connection: BENCH_COUNT enhanced notifications (32-byte
 #           tokens, 100-byte payloads, 145 bytes each) over one TLS connection into the
-#           library's queue (fake-apns-bench, the in-process sink, popping in batches and
-#           checking identifiers 1...N in order), timed until the sink has popped and checked
+#           library's queue (fake-apns-bench, the in-process sink, popping 5,000 at a time
+#           with pop(count:) as a load test that knows how many it sent does, and checking
+#           identifiers 1...N in order), timed until the sink has popped and checked
 #           the last one. Reference: `openssl s_server` receiving the same bytes over one TLS
 #           connection from the same sender (stdout to /dev/null, -naccept 1), timed until it
 #           exits after the sender closed: the bare TLS transfer, no decoding. One row per
@@ -48,8 +49,8 @@
 #           runs when it ran in the same invocation, otherwise measured here, interleaved).
 #           Target 300,000 notifications/s.
 #  http2    HTTP/2: requests per second with h2load (-n BENCH_HTTP2_REQUESTS, -c 4, -m 100,
-#           ALPN h2) against the provider API of the in-process sink (popping what
-#           arrives) and, in the same run, against nghttpd serving an empty file for the same
+#           ALPN h2) against the provider API of the in-process sink (popping 5,000 at a
+#           time, as above) and, in the same run, against nghttpd serving an empty file for the same
 #           path over TLS with the same certificate: the bare HTTP/2 server's cost for the
 #           same requests.
 #  latency  Send-to-pop latency, median and 99th percentile (fake-apns-bench --latency),

@@ -1,10 +1,15 @@
 import FakeAPNs
 import Foundation
 
-/// The next batch from the queue, or nil when none arrived within `seconds`.
-func popBatch<Element>(from mailbox: Mailbox<Element>, waitingAtMost seconds: Double) -> [Element]? {
+/// How many notifications the sink pops at a time: as a load test that knows how many it sent
+/// pops them, `pop(count:)`, in slices so that the first and last pop times mean something.
+let sinkSlice = 5_000
+
+/// The next `wanted` notifications from the queue, or nil when they did not all arrive within
+/// `seconds` (they stay queued for the next try).
+func popBatch<Element>(from mailbox: Mailbox<Element>, wanted: Int, waitingAtMost seconds: Double) -> [Element]? {
     do {
-        return try mailbox.popAll(timeout: .milliseconds(Int(seconds * 1000) + 1))
+        return try mailbox.pop(count: wanted, timeout: .milliseconds(Int(seconds * 1000) + 1))
     } catch is MailboxTimeout {
         return nil
     } catch {
@@ -73,7 +78,10 @@ func runIngest(_ options: BenchOptions) -> Never {
                 "timed out after \(options.timeout) s: \(received) of \(count) notifications arrived "
                     + "(\(server.notifications.totalArrived) queued in all)")
         }
-        guard let batch = popBatch(from: server.notifications, waitingAtMost: min(remaining, 1)) else { continue }
+        guard
+            let batch = popBatch(
+                from: server.notifications, wanted: min(count - received, sinkSlice), waitingAtMost: min(remaining, 1))
+        else { continue }
         let now = monotonicSeconds()
         if firstReceivedAt == nil {
             firstReceivedAt = batch.first?.receivedAt

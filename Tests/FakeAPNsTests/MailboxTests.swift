@@ -34,6 +34,26 @@ final class MailboxTests: XCTestCase {
         producer.join()
     }
 
+    func testAPopOfManySleepsThroughArrivalsThatDoNotMakeItsCount() throws {
+        let box = mailbox()
+        let popped = inBackground { try box.pop(count: 100, timeout: .seconds(10)) }
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        for value in 1...99 { box.append(value) }
+        XCTAssertEqual(box.wakeUpCount, 0, "a pop of 100 was woken before 100 had arrived")
+        box.append(100)
+        XCTAssertEqual(try popped.pop(timeout: .seconds(10)).get(), Array(1...100))
+        XCTAssertEqual(box.wakeUpCount, 1)
+    }
+
+    func testAPopOfAnyItemIsWokenByEachArrival() throws {
+        let box = mailbox()
+        let popped = inBackground { try box.pop(timeout: .seconds(10)) }
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        box.append(1)
+        XCTAssertEqual(try popped.pop(timeout: .seconds(10)).get(), 1)
+        XCTAssertEqual(box.wakeUpCount, 1)
+    }
+
     func testPopMatchingTakesTheFirstMatchAndLeavesTheRest() throws {
         let box = mailbox()
         box.append(contentsOf: [1, 2, 3, 4])

@@ -24,6 +24,12 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private var queue: BoundedQueue<Element>
     private var arrivedTotal = 0
     private var syncWaiters = 0
+    /// What the blocking pops waiting now want, by count; those that want any item or the
+    /// first that matches count in `syncWaitersForAny`. An arrival wakes the blocking pops only
+    /// when one of them can be answered: a pop of 1,000 sleeps through the first 999.
+    private var syncWaitedCounts: [Int] = []
+    private var syncWaitersForAny = 0
+    private var wakeUps = 0
     private var asyncWaiters: [AsyncWaiter] = []
     private var cancelledWaiters: Set<UInt64> = []
     private var nextWaiterID: UInt64 = 0
@@ -71,6 +77,11 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// How many pops are waiting now, blocking or async.
     public var waitingCount: Int {
         lock.withLock { syncWaiters + asyncWaiters.count }
+    }
+
+    /// How many times arrivals woke the blocking pops.
+    var wakeUpCount: Int {
+        lock.withLock { wakeUps }
     }
 
     /// How many items arrived since the server was created, popped or not.
@@ -181,7 +192,11 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
             let waitForItems = {
                 try self.lock.withLock {
                     self.syncWaiters += 1
-                    defer { self.syncWaiters -= 1 }
+                    self.startWaiting(request)
+                    defer {
+                        self.syncWaiters -= 1
+                        self.stopWaiting(request)
+                    }
                     while true {
                         if cancellation?.isCancelled == true { throw CancellationError() }
                         if let taken = self.take(request) { return taken }
@@ -329,7 +344,10 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
                     }
                 }
             }
-            return syncWaiters > 0
+            guard syncWaiters > 0, syncWaitersForAny > 0 || syncWaitedCounts.contains(where: { $0 <= queue.count })
+            else { return false }
+            wakeUps += 1
+            return true
         }
         if wake { lock.broadcast() }
         for (continuation, taken) in ready {
@@ -343,6 +361,22 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     // MARK: - Inside the lock
+
+    private func startWaiting(_ request: Request) {
+        if case .count(let wanted) = request {
+            syncWaitedCounts.append(wanted)
+        } else {
+            syncWaitersForAny += 1
+        }
+    }
+
+    private func stopWaiting(_ request: Request) {
+        if case .count(let wanted) = request {
+            if let index = syncWaitedCounts.firstIndex(of: wanted) { syncWaitedCounts.remove(at: index) }
+        } else {
+            syncWaitersForAny -= 1
+        }
+    }
 
     private func take(_ request: Request) -> [Element]? {
         switch request {
