@@ -45,6 +45,22 @@ final class MailboxTests: XCTestCase {
         XCTAssertEqual(box.wakeUpCount, 1)
     }
 
+    func testSlicesPoppedFromALongQueueKeepOrderWhateverTheyLeave() throws {
+        let box = mailbox()
+        box.append(contentsOf: Array(1...10))
+        XCTAssertEqual(try box.pop(timeout: .zero), 1)
+        // More leave than stay, with a popped item before them: 2...7 leave, 8...10 stay.
+        XCTAssertEqual(try box.pop(count: 6, timeout: .zero), Array(2...7))
+        box.append(contentsOf: Array(11...20))
+        // Fewer leave than stay.
+        XCTAssertEqual(try box.pop(count: 3, timeout: .zero), [8, 9, 10])
+        XCTAssertEqual(try box.pop(count: 10, timeout: .zero), Array(11...20))
+        XCTAssertTrue(box.isEmpty)
+        box.append(contentsOf: [21, 22])
+        XCTAssertEqual(box.snapshot(), [21, 22])
+        XCTAssertEqual(box.totalArrived, 22)
+    }
+
     func testAPopOfAnyItemIsWokenByEachArrival() throws {
         let box = mailbox()
         let popped = inBackground { try box.pop(timeout: .seconds(10)) }

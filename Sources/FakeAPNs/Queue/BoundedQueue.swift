@@ -44,6 +44,17 @@ struct BoundedQueue<Element> {
     /// Removes and returns the `count` oldest items; nil when fewer are kept.
     mutating func removeFirst(_ count: Int) -> [Element]? {
         guard self.count >= count else { return nil }
+        if self.count - count <= count {
+            // Fewer stay than leave (a consumer popping large slices as they fill): the storage
+            // leaves with the taken items, and the few that stay are copied out of it.
+            var taken: [Element] = []
+            swap(&taken, &storage)
+            storage.append(contentsOf: taken[(head + count)...])
+            taken.removeSubrange((head + count)...)
+            if head > 0 { taken.removeFirst(head) }
+            head = 0
+            return taken
+        }
         let taken = Array(storage[head..<head + count])
         head += count
         compactIfWorthIt()

@@ -5,8 +5,8 @@ import Synchronization
 /// answer (or for the test to pop what it sent) and sends again finds the connection's thread
 /// asleep each time, and waking a thread on an idle CPU costs more than the whole exchange on
 /// some machines: a virtual machine's halted vCPU takes about 7 µs to wake, twice an exchange.
-/// So a connection whose client's last wait was short polls its socket, without sleeping,
-/// for up to ``window`` before it blocks. One connection of the process polls at a time, and
+/// So a connection whose client's last turn was short and small (``isExchange(waited:bytes:more:)``)
+/// polls its socket, without sleeping, for up to ``window`` before it blocks. One connection of the process polls at a time, and
 /// none on a process that may use a single CPU, where polling would only hold the CPU the
 /// client needs; a client that paused longer than ``quickWait`` is not polled for again until
 /// it answers quickly once more. The most a connection spends polling is one window per wait.
@@ -41,6 +41,17 @@ enum QuickClientPolling {
             working.subtract(1, ordering: .relaxed)
         }
     }
+
+    /// Whether a read of `bytes` after a wait of `waited` nanoseconds, with `more` bytes
+    /// already behind them, looks like one turn of a client that sends a little and waits for
+    /// the answer: worth polling for next time. A client streaming requests or notifications
+    /// sends more at once, and its connection has enough to do without polling.
+    static func isExchange(waited: UInt64, bytes: Int, more: Bool) -> Bool {
+        waited < quickWait && bytes <= exchangeBytes && !more
+    }
+
+    /// The most bytes one turn of a request-and-answer client brings.
+    static let exchangeBytes = 4 * 1024
 
     /// Gives the polling place back.
     static func end() {
@@ -94,7 +105,8 @@ extension TLSListener.Connection {
             case .bytes(let count):
                 buffer.commit(count)
                 QuickClientPolling.startWorking(stream)
-                stream.clientAnswersQuickly = monotonicNanoseconds() - started < QuickClientPolling.quickWait
+                stream.clientAnswersQuickly = QuickClientPolling.isExchange(
+                    waited: monotonicNanoseconds() - started, bytes: count, more: stream.holdsReadAhead)
                 if stream.holdsReadAhead { takeReadAhead(into: &buffer, after: count) }
                 return .bytes
             case .end:
