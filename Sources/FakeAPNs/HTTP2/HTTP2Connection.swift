@@ -68,6 +68,9 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// The shared fields the last accepted push got (see `sharedFields`).
     @exclusivity(unchecked) private var lastShared: PushNotification.HTTP2Fields.Shared?
     @exclusivity(unchecked) private var streamsOpened = false
+    /// When the bytes of this round were read: the arrival time of the pushes they complete,
+    /// read once a round (as the gateway does a batch), not once a request.
+    @exclusivity(unchecked) private var roundReadAt = Date()
     /// The highest stream answered, reset or closed on: streams complete out of order, so a
     /// GOAWAY of this side names this one, never the stream that caused it.
     @exclusivity(unchecked) private var lastProcessed: Int32 = 0
@@ -128,6 +131,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 return
             }
             var protocolError = false
+            roundReadAt = Date()
             buffer.withReadable { bytes in
                 framing.advance(over: bytes)
                 do {
@@ -443,7 +447,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         batch.append(PushNotification(
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
-            connection: connection.info, receivedAt: Date(),
+            connection: connection.info, receivedAt: roundReadAt,
             http2: PushNotification.HTTP2Fields(apnsID: validated.apnsIDBits, shared: sharedFields(validated, claims))))
         validated.apnsIDBits.withText { apnsID in
             if context.policy.environment == .sandbox {
