@@ -76,6 +76,40 @@ final class RequestValidatorTests: XCTestCase {
         XCTAssertEqual(fields.payload.bytes, Fixtures.alert)
     }
 
+    func testFieldsResetForTheStreamsNextRequestKeepNothingOfTheLast() {
+        var fields = RequestHeaderFields([
+            (":method", "POST"), (":path", "/3/device/" + tokenHex), ("apns-id", "a"), ("apns-id", "b"),
+            ("apns-expiration", "0"), ("apns-priority", "5"), ("apns-push-type", "alert"),
+            ("apns-collapse-id", "c"), ("apns-topic", "com.example.app"), ("authorization", "bearer x"),
+            ("apns-request-id", "r"), ("apns-channel-id", "h"), ("x-other", "1"),
+        ])
+        XCTAssertEqual(fields.firstDuplicate, "apns-id")
+        fields.reset()
+        for (name, value) in [
+            ("method", fields.method), ("path", fields.path), ("apns-id", fields.apnsID),
+            ("expiration", fields.expiration), ("priority", fields.priority), ("push type", fields.pushType),
+            ("collapse id", fields.collapseID), ("topic", fields.topic), ("authorization", fields.authorization),
+            ("request id", fields.requestID), ("channel id", fields.channelID),
+        ] {
+            XCTAssertNil(value, "\(name) kept after a reset")
+        }
+        XCTAssertFalse(fields.pathIsDeviceToken)
+        XCTAssertNil(fields.pathDeviceToken)
+        XCTAssertNil(fields.firstDuplicate)
+        XCTAssertEqual(fields.apnsIDCount, 0)
+        // The names seen before count for nothing now: each once is no duplicate.
+        for (name, value) in [("x-other", "2"), ("apns-id", "d"), (":path", "/3/device/ab")] {
+            var name = name
+            var value = value
+            name.withUTF8 { name in value.withUTF8 { value in fields.add(name: name, value: value) } }
+        }
+        XCTAssertNil(fields.firstDuplicate)
+        XCTAssertEqual(fields.apnsID, "d")
+        XCTAssertEqual(fields.path, "/3/device/ab")
+        XCTAssertEqual(fields.pathDeviceToken?.hex, "ab")
+        XCTAssertNil(fields.topic)
+    }
+
     func testEveryHeaderIsCarriedIntoTheValidatedRequest() {
         let headers: [(name: String, value: String)] = [
             (":authority", "api.sandbox.push.apple.com"),

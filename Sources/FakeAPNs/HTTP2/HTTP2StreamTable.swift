@@ -10,7 +10,7 @@ struct HTTP2PendingRequest {
 
     /// Empty again, keeping the body's storage for the next request.
     mutating func reset() {
-        fields = RequestHeaderFields()
+        fields.reset()
         headerListSize = 0
         body.removeAll(keepingCapacity: true)
         bodySize = 0

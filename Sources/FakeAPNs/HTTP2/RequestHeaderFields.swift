@@ -84,6 +84,20 @@ struct RequestHeaderFields: Sendable {
     /// No fields yet.
     init() {}
 
+    /// No fields again, in place: the texts of the last request stay until overwritten, but
+    /// nothing reads a text whose name has not come (``has(_:)``), so a stream's slot is
+    /// emptied by clearing a few words instead of building and moving a whole new value.
+    mutating func reset() {
+        seenWellKnown = 0
+        pathIsDeviceToken = false
+        apnsIDCount = 0
+        if firstDuplicate != nil { firstDuplicate = nil }
+        if !seenOthers.isEmpty {
+            seenOthers.removeAll(keepingCapacity: true)
+            seenOthersSet.removeAll()
+        }
+    }
+
     /// The fields of `headers`, in order.
     init(_ headers: [(name: String, value: String)]) {
         for header in headers {
