@@ -18,6 +18,15 @@ final class QuickClientPollingTests: XCTestCase {
         server?.stop()
     }
 
+    /// A stream over one end of a socket pair (no handshake), and the other end.
+    private func streamWithPeer() throws -> (TLSStream, Int32) {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        let stream = try TLSStream(
+            connectedSocket: pair[0], context: TLSContext.client(trustedCAsPEM: nil, identity: nil), serverName: nil)
+        return (stream, pair[1])
+    }
+
     func testOneConnectionOfTheProcessPollsAtATime() throws {
         try XCTSkipUnless(QuickClientPolling.isOn, "this process may use one CPU only: no connection polls")
         XCTAssertTrue(eventually { QuickClientPolling.workingCount == 0 })
@@ -30,12 +39,11 @@ final class QuickClientPollingTests: XCTestCase {
 
     func testNoConnectionPollsWhileAnotherIsWorking() throws {
         try XCTSkipUnless(QuickClientPolling.isOn, "this process may use one CPU only: no connection polls")
-        var pair: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
-        defer { Glibc.close(pair[1]) }
-        let stream = try TLSStream(
-            connectedSocket: pair[0], context: TLSContext.client(trustedCAsPEM: nil, identity: nil), serverName: nil)
-        defer { stream.close(notifyPeer: false) }
+        let (stream, peer) = try streamWithPeer()
+        defer {
+            stream.close(notifyPeer: false)
+            Glibc.close(peer)
+        }
         QuickClientPolling.startWorking(stream)
         QuickClientPolling.startWorking(stream)
         XCTAssertEqual(QuickClientPolling.workingCount, 1, "one connection counted twice")
@@ -50,16 +58,15 @@ final class QuickClientPollingTests: XCTestCase {
     }
 
     func testPollingEndsAtItsDeadlineOrWhenBytesArrive() throws {
-        var pair: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
-        defer { Glibc.close(pair[1]) }
-        let stream = try TLSStream(
-            connectedSocket: pair[0], context: TLSContext.client(trustedCAsPEM: nil, identity: nil), serverName: nil)
-        defer { stream.close(notifyPeer: false) }
+        let (stream, peer) = try streamWithPeer()
+        defer {
+            stream.close(notifyPeer: false)
+            Glibc.close(peer)
+        }
         let started = monotonicNanoseconds()
         XCTAssertFalse(stream.pollUntilReadable(until: started + 2_000_000), "readable with nothing sent")
         XCTAssertGreaterThanOrEqual(monotonicNanoseconds() - started, 2_000_000, "gave up before its deadline")
-        XCTAssertEqual(Glibc.write(pair[1], "x", 1), 1)
+        XCTAssertEqual(Glibc.write(peer, "x", 1), 1)
         XCTAssertTrue(stream.pollUntilReadable(until: monotonicNanoseconds() + 10_000_000_000))
     }
 
