@@ -50,9 +50,9 @@
 #           Target 300,000 notifications/s.
 #  http2    HTTP/2: requests per second with h2load (-n BENCH_HTTP2_REQUESTS, -c 4, -m 100,
 #           ALPN h2) against the provider API of the in-process sink (popping 5,000 at a
-#           time, as above) and, in the same run, against nghttpd serving an empty file for the same
-#           path over TLS with the same certificate: the bare HTTP/2 server's cost for the
-#           same requests.
+#           time, as above) and, in the same run, against nghttpd serving an empty file for
+#           the same path over TLS with the same certificate: the bare HTTP/2 server's cost
+#           for the same requests.
 #  latency  Send-to-pop latency, median and 99th percentile (fake-apns-bench --latency),
 #           BENCH_LATENCY_COUNT round trips of each kind after BENCH_LATENCY_WARMUP untimed
 #           ones, interleaved in blocks of 500: a test sends one notification with the

@@ -21,16 +21,16 @@ func runLatency(_ options: BenchOptions) -> Never {
     let block = 500
     do {
         // The servers' threads start on the second CPU the process may use (CPU 1) and inherit
-        // it; the test's thread then moves to the first (CPU 0). Left to the scheduler, each pair of threads settles on one core or on two for
-        // a whole run, by chance, and a hand-over costs a local wake-up or a wake-up of the
-        // other core (on a VM, a halted vCPU's: several microseconds): each kind's median, the
-        // reference's too, could fall in either mode. Placed, every kind crosses cores, as a
-        // client in another process on another core does.
-        let cpus = twoAllowedCPUs()
-        let placed = cpus.map { pinCurrentThread(toCPU: $0.1) } ?? false
+        // it; the test's thread then moves to the first (CPU 0). Left to the scheduler, each
+        // pair of threads settles on one core or on two for a whole run, by chance, and a
+        // hand-over costs a local wake-up or a wake-up of the other core (on a VM, a halted
+        // vCPU's: several microseconds): each kind's median, the reference's too, could fall in
+        // either mode. Placed, every kind crosses cores, as a client in another process on
+        // another core does.
+        let placement = twoAllowedCPUs().flatMap { cpus in pinCurrentThread(toCPU: cpus.servers) ? cpus : nil }
         let server = try FakeAPNsServer.started(configuration: .init(feedbackPort: nil))
         let ping = try PingPong(frameSize: BenchNotification.frame(1).count)
-        if placed, let cpus { pinCurrentThread(toCPU: cpus.0) }
+        if let placement { pinCurrentThread(toCPU: placement.test) }
         let binary = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort)
         let http2 = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
         let token = BenchNotification.token(1)
@@ -98,8 +98,8 @@ func runLatency(_ options: BenchOptions) -> Never {
         server.stop()
         writeReport([
             "count": count, "warmup": warmup, "frame_bytes": frames[0].count, "tls": tls,
-            "placement": placed && cpus != nil
-                ? "servers on CPU \(cpus!.1), test on CPU \(cpus!.0)" : "one CPU, or left to the scheduler",
+            "placement": placement.map { "servers on CPU \($0.servers), test on CPU \($0.test)" }
+                ?? "one CPU, or left to the scheduler",
             "binary": latencySummary(binaryTimes), "http2": latencySummary(http2Times),
             "reference": latencySummary(referenceTimes),
         ])

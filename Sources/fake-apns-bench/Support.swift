@@ -12,12 +12,6 @@ func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
 /// Writes a line to standard output at once (unbuffered), so a driver reading the pipe sees it.
 func writeLine(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -90,8 +84,9 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-/// The first two CPUs the calling thread may run on, or nil when it may run on one only.
-func twoAllowedCPUs() -> (Int32, Int32)? {
+/// The first two CPUs the calling thread may run on, the test's and the servers', or nil when
+/// it may run on one only.
+func twoAllowedCPUs() -> (test: Int32, servers: Int32)? {
     let first = fakeapns_allowed_cpu(0)
     let second = fakeapns_allowed_cpu(1)
     return first >= 0 && second >= 0 ? (first, second) : nil

@@ -83,7 +83,7 @@ package struct Deadline: Sendable {
 }
 
 /// The monotonic clock in nanoseconds, for measuring waits of microseconds.
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)

@@ -23,7 +23,6 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     // Protected by `lock`:
     private var queue: BoundedQueue<Element>
     private var arrivedTotal = 0
-    private var syncWaiters = 0
     /// What the blocking pops waiting now want, by count; those that want any item or the
     /// first that matches count in `syncWaitersForAny`. An arrival wakes the blocking pops only
     /// when one of them can be answered: a pop of 1,000 sleeps through the first 999.
@@ -76,7 +75,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     /// How many pops are waiting now, blocking or async.
     public var waitingCount: Int {
-        lock.withLock { syncWaiters + asyncWaiters.count }
+        lock.withLock { syncWaitedCounts.count + syncWaitersForAny + asyncWaiters.count }
     }
 
     /// How many times arrivals woke the blocking pops.
@@ -191,12 +190,8 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         return try withoutActuallyEscaping(awaited) { awaited in
             let waitForItems = {
                 try self.lock.withLock {
-                    self.syncWaiters += 1
                     self.startWaiting(request)
-                    defer {
-                        self.syncWaiters -= 1
-                        self.stopWaiting(request)
-                    }
+                    defer { self.stopWaiting(request) }
                     while true {
                         if cancellation?.isCancelled == true { throw CancellationError() }
                         if let taken = self.take(request) { return taken }
@@ -344,8 +339,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
                     }
                 }
             }
-            guard syncWaiters > 0, syncWaitersForAny > 0 || syncWaitedCounts.contains(where: { $0 <= queue.count })
-            else { return false }
+            guard syncWaitersForAny > 0 || syncWaitedCounts.contains(where: { $0 <= queue.count }) else { return false }
             wakeUps += 1
             return true
         }

@@ -5,11 +5,13 @@ import Synchronization
 /// answer (or for the test to pop what it sent) and sends again finds the connection's thread
 /// asleep each time, and waking a thread on an idle CPU costs more than the whole exchange on
 /// some machines: a virtual machine's halted vCPU takes about 7 µs to wake, twice an exchange.
-/// So a connection whose client's last turn was short and small (``isExchange(waited:bytes:more:)``)
-/// polls its socket, without sleeping, for up to ``window`` before it blocks. One connection of the process polls at a time, and
-/// none on a process that may use a single CPU, where polling would only hold the CPU the
-/// client needs; a client that paused longer than ``quickWait`` is not polled for again until
-/// it answers quickly once more. The most a connection spends polling is one window per wait.
+/// So a connection whose client's last turn was short and small
+/// (``isExchange(waited:bytes:more:)``) polls its socket, without sleeping, for up to ``window``
+/// before it blocks. One connection of the process polls at a time, none while another
+/// connection is working, and none in a process that may use a single CPU, where polling would
+/// only hold the CPU the client needs; a client that paused longer than ``quickWait`` is not
+/// polled for again until it answers quickly once more. The most a connection spends polling
+/// is one window per wait.
 enum QuickClientPolling {
     /// How long a connection polls before it sleeps (nanoseconds): about two wake-ups.
     static let window: UInt64 = 30_000
