@@ -31,6 +31,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // Node's http_parser (Debian's libhttp-parser-dev ships no pkg-config file): it parses
+        // the plaintext listener's HTTP/1.1 requests. Swift calls it directly; no shim needed.
+        .systemLibrary(
+            name: "CHTTPParser",
+            providers: [.apt(["libhttp-parser-dev"])]
+        ),
         .target(
             name: "CMicroHTTPDShims",
             dependencies: ["CMicroHTTPD"]
@@ -48,7 +54,7 @@ let package = Package(
         .target(name: "CPOSIXShims"),
         .target(
             name: "FakeAPNs",
-            dependencies: ["COpenSSL", "COpenSSLShims", "CNGHTTP2", "CNGHTTP2Shims", "CPOSIXShims"],
+            dependencies: ["COpenSSL", "COpenSSLShims", "CNGHTTP2", "CNGHTTP2Shims", "CHTTPParser", "CPOSIXShims"],
             swiftSettings: strictSettings
         ),
         .target(

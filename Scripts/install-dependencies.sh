@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages FakeAPNs builds and tests with, when they are missing:
-# OpenSSL 3, nghttp2 and GNU libmicrohttpd headers (libssl-dev, libnghttp2-dev,
-# libmicrohttpd-dev), pkg-config, and the command-line clients the tests drive the server with
+# OpenSSL 3, nghttp2, GNU libmicrohttpd and http_parser headers (libssl-dev, libnghttp2-dev,
+# libmicrohttpd-dev, libhttp-parser-dev), pkg-config, and the command-line clients the tests drive the server with
 # (openssl, curl, h2load and nghttp from nghttp2-client, nghttpd from nghttp2-server as
 # Scripts/bench.sh's HTTP/2 reference, Debian's python3 with python3-h2,
 # php-cli), podman, which Scripts/image builds the container image with, and the headless
@@ -15,6 +15,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists openssl 2>/dev/null || missing+=(libssl-dev)
 pkg-config --exists libnghttp2 2>/dev/null || missing+=(libnghttp2-dev)
 pkg-config --exists libmicrohttpd 2>/dev/null || missing+=(libmicrohttpd-dev)
+[ -f /usr/include/http_parser.h ] || missing+=(libhttp-parser-dev)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)

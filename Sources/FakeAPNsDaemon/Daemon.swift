@@ -110,6 +110,7 @@ final class Daemon: Sendable {
         let listeners = [
             ("gateway", "--gateway-port", options.gatewayPort), ("feedback", "--feedback-port", options.feedbackPort),
             ("HTTP/2", "--http2-port", options.http2Port), ("channel management", "--channels-port", options.channelsPort),
+            ("plaintext", "--plaintext-port", options.plaintextPort ?? 0),
         ]
         // The options give every listener its own port, so the port in the message tells which.
         guard let (name, flag, port) = listeners.first(where: { $0.2 != 0 && error.operation.hasSuffix(":\($0.2)") })
@@ -169,16 +170,20 @@ final class Daemon: Sendable {
     /// The first line of standard output: every listener and its bound port.
     var startLine: JSONValue {
         let host = JSONValue.string(options.host)
+        var listeners: [JSONValue] = [
+            ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
+            ["name": "feedback", "host": host, "port": .int(server.feedbackPort ?? 0)],
+            ["name": "http2", "host": host, "port": .int(server.http2Port ?? 0)],
+            ["name": "channels", "host": host, "port": .int(server.channelsPort ?? 0)],
+        ]
+        if let plaintextPort = server.plaintextPort {
+            listeners.append(["name": "plaintext", "host": host, "port": .int(plaintextPort)])
+        }
+        listeners.append(["name": "web", "host": .string(options.webHost), "port": .int(webPort)])
         var line: [JSONObject.Element] = [
             ("event", "listening"),
             ("version", .string(Options.version)),
-            ("listeners", [
-                ["name": "gateway", "host": host, "port": .int(server.gatewayPort)],
-                ["name": "feedback", "host": host, "port": .int(server.feedbackPort ?? 0)],
-                ["name": "http2", "host": host, "port": .int(server.http2Port ?? 0)],
-                ["name": "channels", "host": host, "port": .int(server.channelsPort ?? 0)],
-                ["name": "web", "host": .string(options.webHost), "port": .int(webPort)],
-            ]),
+            ("listeners", .array(listeners)),
             ("authentication", .string(Self.modeName(options))),
             ("environment", .string(options.environment.rawValue)),
         ]
@@ -205,6 +210,7 @@ final class Daemon: Sendable {
             onEvent: onEvent)
         configuration.eventBackPressure = backPressure
         configuration.channelsPort = options.channelsPort
+        configuration.plaintextPort = options.plaintextPort
         configuration.broadcastBundleIDs = options.broadcastBundleIDs
         configuration.handshakeTimeout = options.handshakeTimeout
         configuration.frameTimeout = options.frameTimeout

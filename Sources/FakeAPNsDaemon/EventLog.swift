@@ -237,6 +237,7 @@ final class EventLog: @unchecked Sendable {
             var members: [JSONObject.Element] = [
                 (key: "listener", value: .string(listener.rawValue)), (key: "connection", value: .int(info.id)),
                 (key: "peer", value: .string(info.peer)), (key: "tls", value: .string(info.tlsVersion)),
+                (key: "transport", value: .string(info.transport.rawValue)),
             ]
             if let certificate = info.clientCertificate {
                 members.append((key: "clientSubject", value: .string(certificate.subject)))
@@ -284,7 +285,7 @@ final class EventLog: @unchecked Sendable {
         case .rejected(let rejection):
             return ["\(now) rejected \(rejection)"]
         case .connectionOpened(let info, let listener):
-            return ["\(now) \(listener) connection \(info.id) opened from \(info.peer) (\(info.tlsVersion)\(info.clientCertificate.map { ", \($0.subject)" } ?? ""))"]
+            return ["\(now) \(listener) connection \(info.id) opened from \(info.peer) (\(info.transport == .tls ? info.tlsVersion : "plaintext")\(info.clientCertificate.map { ", \($0.subject)" } ?? ""))"]
         case .connectionClosed(let info, let listener):
             return ["\(now) \(listener) connection \(info.id) closed"]
         case .handshakeFailed(let peer, let listener, let reason):

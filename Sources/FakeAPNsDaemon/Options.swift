@@ -10,6 +10,8 @@ public struct Options: Sendable {
     var feedbackPort = 2196
     var http2Port = 2197
     var channelsPort = 2198
+    /// The plaintext listener's port; nil: none (the default).
+    var plaintextPort: Int?
     var webHost = "127.0.0.1"
     var webPort = 8195
     var webPublic = false
@@ -123,6 +125,9 @@ public struct Options: Sendable {
         },
         Option(flag: "--channels-port", argument: "PORT", help: "Channel management API's own port (default 2198; 0 picks a free one); also served on the HTTP/2 port.") {
             $0.channelsPort = try port($1, $2)
+        },
+        Option(flag: "--plaintext-port", argument: "PORT", help: "Plaintext listener (off by default; 0 picks a free port): the HTTP/2 port's routes over HTTP/1.1 and cleartext HTTP/2, for test clients configured with an http:// URL. Apple speaks only HTTP/2 over TLS. Not with --auth certificate.") {
+            $0.plaintextPort = try port($1, $2)
         },
         Option(flag: "--web-port", argument: "PORT", help: "Control API and web page port (default 8195; 0 picks a free one).") {
             $0.webPort = try port($1, $2)
@@ -346,6 +351,10 @@ public struct Options: Sendable {
             throw UsageError(
                 description: "--trusted-ca applies only with --client-certificates optional or required, or --auth certificate")
         }
+        if plaintextPort != nil && Daemon.modeName(self) == "certificate" {
+            throw UsageError(
+                description: "--plaintext-port cannot serve --auth certificate: the client certificate needs TLS; use --auth token or leave the plaintext listener off")
+        }
         try checkPortsDiffer()
         if !webPublic && !Self.isLoopback(webHost) {
             throw UsageError(description: "--web-host \(webHost) is not a loopback address; the control API has no authentication, so add --web-public to mean it")
@@ -356,6 +365,7 @@ public struct Options: Sendable {
     private func checkPortsDiffer() throws {
         var ports = [("--gateway-port", gatewayPort), ("--feedback-port", feedbackPort), ("--http2-port", http2Port),
             ("--channels-port", channelsPort)]
+        if let plaintextPort { ports.append(("--plaintext-port", plaintextPort)) }
         if webHost == host { ports.append(("--web-port", webPort)) }
         for (index, (flag, port)) in ports.enumerated() where port != 0 {
             if let (other, _) = ports[..<index].first(where: { $0.1 == port }) {

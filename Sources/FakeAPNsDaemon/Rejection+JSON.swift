@@ -37,6 +37,7 @@ extension Rejection {
             (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),
             (key: "connection", value: .int(connection.id)),
             (key: "peer", value: .string(connection.peer)),
+            (key: "transport", value: .string(connection.transport.rawValue)),
         ]
         return .object(JSONObject(members))
     }

@@ -45,7 +45,12 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     private let context: HTTP2Context
     // Only the connection's thread touches what follows, several times per request:
     // `@exclusivity(unchecked)` spares each access the runtime's exclusivity check.
-    @exclusivity(unchecked) private var session: NGHTTP2Session!
+    @exclusivity(unchecked) private var session: (any RequestFraming)!
+    /// Makes the session: HTTP/2 through nghttp2, or the plaintext listener's framing.
+    private let makeSession: (any HTTP2SessionDelegate) throws -> any RequestFraming
+    /// The connection's record, as the notifications and refusals carry it: a plaintext
+    /// connection's says which protocol it speaks once its first bytes arrived.
+    @exclusivity(unchecked) private var info: ConnectionInfo
     /// Requests whose header block or body is still arriving.
     @exclusivity(unchecked) private var streams = HTTP2StreamTable()
     /// The stream whose header block arrives now (0: none) and its slot in `streams`: a
@@ -84,16 +89,23 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// The connection closes at the end of this round.
     @exclusivity(unchecked) private var closing = false
 
-    init(connection: TLSListener.Connection, context: HTTP2Context) {
+    init(
+        connection: TLSListener.Connection, context: HTTP2Context,
+        framing: @escaping (any HTTP2SessionDelegate) throws -> any RequestFraming = {
+            try NGHTTP2Session(server: true, delegate: $0)
+        }
+    ) {
         self.connection = connection
         self.context = context
+        self.makeSession = framing
+        self.info = connection.info
         self.tokens = ProviderTokenSession()
         self.bodyLimit = max(context.validator.maximumPayloadSize, context.validator.maximumVoIPPayloadSize) + 1
     }
 
     func run() {
         do {
-            session = try NGHTTP2Session(server: true, delegate: self)
+            session = try makeSession(self)
         } catch {
             return
         }
@@ -111,12 +123,11 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         streamsOpened = !tokenAuthentication
         var buffer = ReadBuffer()
         defer { buffer.deallocate() }
-        var framing = HTTP2FrameBoundary()
         guard flush() else { return }
         while true {
             let read: TLSListener.Connection.Read
             do {
-                read = try connection.read(into: &buffer, insideFrame: !framing.isBetweenFrames)
+                read = try connection.read(into: &buffer, insideFrame: !session.isBetweenMessages)
             } catch {
                 return
             }
@@ -127,13 +138,12 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 if connection.listener.isStopping { sayGoodbye(.shutdown) }
                 return
             case .timedOut:
-                if framing.isBetweenFrames { sayGoodbye(.idleTimeout) }
+                if session.isBetweenMessages { sayGoodbye(.idleTimeout) }
                 return
             }
             var protocolError = false
             roundReadAt = Date()
             buffer.withReadable { bytes in
-                framing.advance(over: bytes)
                 do {
                     try session.receive(bytes)
                 } catch {
@@ -282,6 +292,10 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         goAwayLastStream = min(goAwayLastStream, lastStream)
     }
 
+    func transportChosen(_ transport: ConnectionTransport) {
+        info = info.carrying(transport)
+    }
+
     func oldStreamIDUsed(_ stream: Int32, highest: Int32) {
         // A connection already ending (a fault closing it, a GOAWAY owed) ends as it would.
         guard !closing else { return }
@@ -419,7 +433,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .token:
             return .success(.token)
         case .certificate:
-            guard let certificate = connection.info.clientCertificate else {
+            guard let certificate = info.clientCertificate else {
                 return .failure(ChannelRefusal(
                     .missingProviderToken, "no client certificate and certificate authentication is on"))
             }
@@ -447,7 +461,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         batch.append(PushNotification(
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
-            connection: connection.info, receivedAt: roundReadAt,
+            connection: info, receivedAt: roundReadAt,
             http2: PushNotification.HTTP2Fields(apnsID: validated.apnsIDBits, shared: sharedFields(validated, claims))))
         validated.apnsIDBits.withText { apnsID in
             if context.policy.environment == .sandbox {
@@ -508,7 +522,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, topic: topic ?? validated?.topic,
-            unregisteredAt: unregisteredAt, connection: connection.info))
+            unregisteredAt: unregisteredAt, connection: info))
     }
 
     private func processed(_ stream: Int32) {
@@ -726,7 +740,7 @@ extension HTTP2Connection {
         batchHasBroadcast = true
         batch.append(PushNotification(
             deviceToken: DeviceToken(bytes: []), payload: Payload(copying: call.body), expiration: expiration,
-            priority: priority, format: .broadcast, connection: connection.info, receivedAt: context.clock(),
+            priority: priority, format: .broadcast, connection: info, receivedAt: context.clock(),
             http2: PushNotification.HTTP2Fields(
                 apnsID: apnsID ?? call.requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
                 providerToken: nil, channelID: channelID, requestID: call.requestID, uniqueID: uniqueID)))
@@ -791,7 +805,7 @@ extension HTTP2Connection {
             connectionClosed: closed, payload: call.body.isEmpty ? nil : Payload(copying: call.body),
             format: isBroadcast ? .broadcast : nil, apnsID: isBroadcast ? call.fields.apnsID : nil,
             topic: call.route.bundleID, channelOperation: call.operation, channelID: call.fields.channelID,
-            requestID: call.requestID, connection: connection.info))
+            requestID: call.requestID, connection: info))
     }
 }
 

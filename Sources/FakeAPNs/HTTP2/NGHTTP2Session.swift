@@ -26,6 +26,8 @@ protocol HTTP2SessionDelegate: AnyObject {
     /// an id it may not use (RFC 9113 §5.1.1), a connection error PROTOCOL_ERROR that nghttp2
     /// would ignore. The session reads nothing after it: `receive` throws.
     func oldStreamIDUsed(_ stream: Int32, highest: Int32)
+    /// A plaintext connection's first bytes said which protocol it speaks.
+    func transportChosen(_ transport: ConnectionTransport)
 }
 
 extension HTTP2SessionDelegate {
@@ -33,11 +35,12 @@ extension HTTP2SessionDelegate {
     func goAwayReceived(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {}
     func goAwaySent(lastStream: Int32) {}
     func oldStreamIDUsed(_ stream: Int32, highest: Int32) {}
+    func transportChosen(_ transport: ConnectionTransport) {}
 }
 
 /// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
 /// with `takeOutput`, events to the delegate. Not thread-safe: one connection thread owns it.
-final class NGHTTP2Session {
+final class NGHTTP2Session: RequestFraming {
     private var session: OpaquePointer?
     /// Whom the session reports to, held strongly so that a callback reaches it without a
     /// reference count round trip (a dozen callbacks a request). That makes a cycle with an
@@ -65,6 +68,8 @@ final class NGHTTP2Session {
     private var streamsWithBody: Set<Int32> = []
 
     private let isServer: Bool
+    /// Where a server's peer is in its byte stream: between frames or inside one.
+    private var boundary = HTTP2FrameBoundary()
     /// The highest stream id a HEADERS frame of the peer named.
     private var highestPeerStream: Int32 = 0
     /// The streams this side reset last, oldest first once full: frames the peer sent before
@@ -180,6 +185,7 @@ final class NGHTTP2Session {
     /// Feeds received bytes; throws on a protocol error (nghttp2 has then queued GOAWAY).
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress else { return }
+        if isServer { boundary.advance(over: bytes) }
         let result = fakeapns_h2_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             throw HTTP2Error("HTTP/2 protocol error: \(String(cString: nghttp2_strerror(Int32(result))))")
@@ -205,6 +211,23 @@ final class NGHTTP2Session {
             guard length > 0, let data else { return }
             output.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
         }
+    }
+
+    /// Whether a server's peer rests between frames, past the connection preface.
+    var isBetweenMessages: Bool { boundary.isBetweenFrames }
+
+    /// Makes a server session out of an HTTP/1.1 request that asked for `Upgrade: h2c`
+    /// (RFC 7540 §3.2): `settings` is the decoded `HTTP2-Settings` payload; the request becomes
+    /// stream 1, half-closed, and its answer goes out on it. Throws when the payload is not
+    /// SETTINGS.
+    func upgrade(settings: [UInt8], headRequest: Bool) throws {
+        let result = settings.withUnsafeBufferPointer { payload in
+            nghttp2_session_upgrade2(session, payload.baseAddress, payload.count, headRequest ? 1 : 0, nil)
+        }
+        if result != 0 {
+            throw HTTP2Error("HTTP2-Settings: \(String(cString: nghttp2_strerror(result)))")
+        }
+        highestPeerStream = max(highestPeerStream, 1)
     }
 
     /// Whether the session still reads or writes; false once both sides are done (after GOAWAY).

@@ -7,15 +7,29 @@ public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
     public let peer: String
     /// The verified client certificate, when the client sent one.
     public let clientCertificate: ClientCertificateInfo?
-    /// The TLS version negotiated, e.g. "TLSv1.3".
+    /// The TLS version negotiated, e.g. "TLSv1.3"; empty on the plaintext listener.
     public let tlsVersion: String
+    /// How the connection carried its bytes: TLS, or on the plaintext listener HTTP/1.1 or
+    /// cleartext HTTP/2.
+    public let transport: ConnectionTransport
 
     /// A connection record.
-    package init(id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "") {
+    package init(
+        id: Int, peer: String, clientCertificate: ClientCertificateInfo? = nil, tlsVersion: String = "",
+        transport: ConnectionTransport = .tls
+    ) {
         self.id = id
         self.peer = peer
         self.clientCertificate = clientCertificate
         self.tlsVersion = tlsVersion
+        self.transport = transport
+    }
+
+    /// The same connection, now known to carry `transport` (a plaintext connection says which
+    /// protocol once its first bytes arrive).
+    package func carrying(_ transport: ConnectionTransport) -> ConnectionInfo {
+        ConnectionInfo(
+            id: id, peer: peer, clientCertificate: clientCertificate, tlsVersion: tlsVersion, transport: transport)
     }
 
     /// "connection 3 from 127.0.0.1:53122".
@@ -30,4 +44,17 @@ public final class ConnectionInfo: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
     }
+}
+
+/// How a connection carried its bytes.
+public enum ConnectionTransport: String, Sendable, Hashable, CaseIterable {
+    /// TLS, as Apple's servers speak: every listener but the plaintext one.
+    case tls
+    /// The plaintext listener, before the client's first bytes said which protocol it speaks.
+    case plaintext
+    /// HTTP/1.1 on the plaintext listener.
+    case http1 = "http/1.1"
+    /// Cleartext HTTP/2 on the plaintext listener: with prior knowledge, or after
+    /// `Upgrade: h2c`.
+    case h2c
 }

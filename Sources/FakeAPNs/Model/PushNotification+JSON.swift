@@ -6,7 +6,7 @@ extension PushNotification {
     /// ```json
     /// {"sequence":1,"token":"fe15…","payload":{"aps":{"alert":"Hi"}},"identifier":7,
     ///  "expiration":0,"priority":10,"format":"enhanced","receivedAt":"2026-11-29T13:05:09.123456Z",
-    ///  "connection":1,"peer":"127.0.0.1:53122"}
+    ///  "connection":1,"peer":"127.0.0.1:53122","transport":"tls"}
     /// ```
     ///
     /// A payload that is not valid JSON appears as `"payload":null` with `payloadText` (or
@@ -57,6 +57,7 @@ extension PushNotification {
             (key: "receivedAt", value: .string(Timestamp.rfc3339(receivedAt))),
             (key: "connection", value: .int(connection.id)),
             (key: "peer", value: .string(connection.peer)),
+            (key: "transport", value: .string(connection.transport.rawValue)),
         ]
         if let certificate = connection.clientCertificate {
             members.append((key: "clientSubject", value: .string(certificate.subject)))
@@ -264,6 +265,8 @@ extension PushNotification {
             JSONWriter.writeInteger(connection.id, to: &output)
             JSONWriter.append(#","peer":"#, to: &output)
             JSONWriter.writeString(connection.peer, to: &output)
+            JSONWriter.append(#","transport":"#, to: &output)
+            JSONWriter.writeString(connection.transport.rawValue, to: &output)
             if let certificate = connection.clientCertificate {
                 JSONWriter.append(#","clientSubject":"#, to: &output)
                 JSONWriter.writeString(certificate.subject, to: &output)

@@ -34,6 +34,13 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// 0 lets the system pick; nil (the library default): channel management is served on
         /// the HTTP/2 listener only.
         public var channelsPort: Int?
+        /// The plaintext listener's port, for test clients configured with an `http://` URL
+        /// (APNSwift's and Vapor's test convention): HTTP/1.1, and cleartext HTTP/2 (prior
+        /// knowledge, or `Upgrade: h2c`), with the HTTP/2 listener's routes, checks, answers,
+        /// authentication and limits. Apple speaks only HTTP/2 over TLS; this exists for tests.
+        /// 0 lets the system pick; nil (the default): no plaintext listener. Not with
+        /// certificate authentication, which needs TLS: `start()` throws.
+        public var plaintextPort: Int?
         /// The bundles whose broadcast capability is enabled; nil (the default): every bundle.
         /// Channel and broadcast requests for others are answered `FeatureNotEnabled`. Changed
         /// while running through ``ChannelRegistry/broadcastBundleIDs``.
@@ -105,6 +112,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             self.feedbackPort = feedbackPort
             self.http2Port = http2Port
             self.channelsPort = nil
+            self.plaintextPort = nil
             self.broadcastBundleIDs = nil
             self.authentication = authentication
             self.clock = clock
@@ -148,6 +156,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     private var feedbackListener: TLSListener?
     private var http2Listener: TLSListener?
     private var channelsListener: TLSListener?
+    private var plaintextListener: TLSListener?
     private var state = State.created
     private let connectionIDs = ConnectionCounter()
     private let budget: ConnectionBudget
@@ -253,12 +262,21 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     _ = try listener.start()
                     channelsListener = listener
                 }
+                if let plaintextPort = configuration.plaintextPort {
+                    if configuration.authentication == .certificate {
+                        throw FakeAPNsServerError.plaintextWithCertificateAuthentication
+                    }
+                    let listener = try makeHTTP2Listener(port: plaintextPort, kind: .plaintext)
+                    _ = try listener.start()
+                    plaintextListener = listener
+                }
             } catch {
-                [self.gateway, feedbackListener, http2Listener, channelsListener].forEach { $0?.stop() }
+                allListeners.forEach { $0.stop() }
                 self.gateway = nil
                 feedbackListener = nil
                 http2Listener = nil
                 channelsListener = nil
+                plaintextListener = nil
                 throw error
             }
             state = .running
@@ -306,8 +324,14 @@ public final class FakeAPNsServer: @unchecked Sendable {
         channels.reset()
     }
 
-    /// The HTTP/2 listener (`.http2`), or the channel management one (`.channels`), which
-    /// answers every other path `BadPath`.
+    /// Every listener started, with the lock held.
+    private var allListeners: [TLSListener] {
+        [gateway, feedbackListener, http2Listener, channelsListener, plaintextListener].compactMap { $0 }
+    }
+
+    /// The HTTP/2 listener (`.http2`), the channel management one (`.channels`), which
+    /// answers every other path `BadPath`, or the plaintext one (`.plaintext`), which serves
+    /// the HTTP/2 listener's routes over HTTP/1.1 and cleartext HTTP/2.
     private func makeHTTP2Listener(port: Int, kind: ListenerKind) throws -> TLSListener {
         // Certificate authentication needs the certificate asked for; without one the request
         // is answered 403 MissingProviderToken, as APNs does, so asking is enough.
@@ -315,8 +339,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
         if configuration.authentication == .certificate && clientCertificates.mode == .off {
             clientCertificates = .optional(trustedCAsPEM: clientCertificates.trustedCAsPEM)
         }
-        let context = try TLSContext.server(
-            identity: configuration.identity, clientCertificates: clientCertificates, offerHTTP2: true)
+        let context =
+            kind == .plaintext
+            ? nil
+            : try TLSContext.server(
+                identity: configuration.identity, clientCertificates: clientCertificates, offerHTTP2: true)
         var verifier: ProviderTokenVerifier?
         if case .token(let keys) = configuration.authentication {
             verifier = ProviderTokenVerifier(keys: keys)
@@ -330,7 +357,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),
             onConnection: connectionChanged(kind)
         ) { connection in
-            HTTP2Connection(connection: connection, context: http2Context).run()
+            if kind == .plaintext {
+                HTTP2Connection(connection: connection, context: http2Context) { PlaintextSession(delegate: $0) }.run()
+            } else {
+                HTTP2Connection(connection: connection, context: http2Context).run()
+            }
         }
     }
 
@@ -343,7 +374,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public func stop() {
         let listeners: [TLSListener] = lock.withLock {
             state = .stopped
-            return [gateway, feedbackListener, http2Listener, channelsListener].compactMap { $0 }
+            return allListeners
         }
         listeners.forEach { $0.beginStop() }
         listeners.forEach { $0.finishStop() }
@@ -370,11 +401,15 @@ public final class FakeAPNsServer: @unchecked Sendable {
         lock.withLock { channelsListener?.port }
     }
 
+    /// The plaintext listener's bound port; nil before `start()` or without one
+    /// (``Configuration/plaintextPort``).
+    public var plaintextPort: Int? {
+        lock.withLock { plaintextListener?.port }
+    }
+
     /// How many client connections are open now, on every listener.
     public var openConnectionCount: Int {
-        lock.withLock {
-            [gateway, feedbackListener, http2Listener, channelsListener].reduce(0) { $0 + ($1?.openConnectionCount ?? 0) }
-        }
+        lock.withLock { allListeners.reduce(0) { $0 + $1.openConnectionCount } }
     }
 }
 
@@ -382,11 +417,16 @@ public final class FakeAPNsServer: @unchecked Sendable {
 public enum FakeAPNsServerError: Error, Sendable, CustomStringConvertible {
     /// `start()` was called on a server that was started before.
     case alreadyStarted
+    /// A plaintext listener was asked for with certificate authentication, which needs the
+    /// client certificate that only TLS carries.
+    case plaintextWithCertificateAuthentication
 
     /// What went wrong, in words.
     public var description: String {
         switch self {
         case .alreadyStarted: "the server was already started; make a new FakeAPNsServer to start again"
+        case .plaintextWithCertificateAuthentication:
+            "the plaintext listener cannot serve certificate authentication, which needs TLS to carry the client certificate; use token authentication or no plaintext port"
         }
     }
 }

@@ -33,6 +33,9 @@ public enum ListenerKind: String, Sendable, CaseIterable, CustomStringConvertibl
     case http2
     /// The channel management API's own listener.
     case channels
+    /// The plaintext listener: the HTTP/2 listener's routes over HTTP/1.1 and cleartext
+    /// HTTP/2, for test clients configured with an `http://` URL.
+    case plaintext
 
     public var description: String { rawValue }
 }

@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// Accepts TLS connections on one address and runs each on its own thread, so a client that
-/// never handshakes, stalls mid-frame or floods garbage holds only its own thread.
+/// never handshakes, stalls mid-frame or floods garbage holds only its own thread. Without a
+/// TLS context it accepts plaintext connections the same way (the plaintext listener).
 ///
 /// A connection the listener cannot serve (its `ConnectionBudget` is spent, or no descriptor,
 /// thread or TLS state can be had for it) is accepted and closed at once, so its client sees
@@ -29,7 +30,8 @@ final class TLSListener: @unchecked Sendable {
     let name: String
     private let host: String
     private let requestedPort: Int
-    private let context: TLSContext
+    /// nil for a plaintext listener.
+    private let context: TLSContext?
     private let connectionIDs: ConnectionCounter
     private let budget: ConnectionBudget
     let timeouts: ConnectionTimeouts
@@ -59,7 +61,7 @@ final class TLSListener: @unchecked Sendable {
     static let stopGrace: Duration = .seconds(1)
 
     init(
-        name: String, host: String, port: Int, context: TLSContext, connectionIDs: ConnectionCounter,
+        name: String, host: String, port: Int, context: TLSContext?, connectionIDs: ConnectionCounter,
         budget: ConnectionBudget,
         timeouts: ConnectionTimeouts = ConnectionTimeouts(),
         onHandshakeFailure: @escaping @Sendable (String, TLSError) -> Void = { _, _ in },
@@ -254,7 +256,11 @@ final class TLSListener: @unchecked Sendable {
         let id = connectionIDs.next()
         let stream: TLSStream
         do {
-            stream = try TLSStream(acceptedSocket: client, context: context)
+            if let context {
+                stream = try TLSStream(acceptedSocket: client, context: context)
+            } else {
+                stream = TLSStream(plaintextSocket: client)
+            }
         } catch {
             budget.release()
             refuse(client, .noTLSState("\(error)"))
@@ -338,7 +344,8 @@ final class TLSListener: @unchecked Sendable {
             // Bounds each blocking read (see TLSListener.Connection.read(into:insideFrame:)).
             Socket.setTimeout(stream.socket, SO_RCVTIMEO, timeouts.receive)
             let info = ConnectionInfo(
-                id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion)
+                id: id, peer: peer, clientCertificate: stream.peerCertificate(), tlsVersion: stream.protocolVersion,
+                transport: stream.isTLS ? .tls : .plaintext)
             onConnection(info, true)
             handler(Connection(stream: stream, info: info, listener: self))
             fakeapns_release_heap_reserve()

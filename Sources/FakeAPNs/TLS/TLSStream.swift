@@ -8,10 +8,24 @@ import Glibc
 
 /// One TLS connection over a blocking socket. Only the thread that owns it reads, writes and
 /// closes; any thread may `interrupt()` it, which wakes a blocked read or handshake.
+///
+/// A plaintext stream (``init(plaintextSocket:)``, for the plaintext listener) reads and writes
+/// the socket as it is: it has no handshake, no certificate and no protocol version, and the
+/// same reads, timeouts and writes as a TLS one.
 final class TLSStream: @unchecked Sendable {
     let socket: Int32
-    private let ssl: OpaquePointer
+    /// The TLS state; nil for a plaintext stream.
+    private let ssl: OpaquePointer?
     private var closed = false
+
+    /// Whether bytes go through TLS (false: a plaintext stream).
+    var isTLS: Bool { ssl != nil }
+
+    /// Wraps an accepted socket that speaks no TLS.
+    init(plaintextSocket socket: Int32) {
+        self.socket = socket
+        self.ssl = nil
+    }
 
     /// Wraps an accepted socket for the server side of a handshake.
     init(acceptedSocket socket: Int32, context: TLSContext) throws {
@@ -41,11 +55,12 @@ final class TLSStream: @unchecked Sendable {
 
     deinit {
         close()
-        SSL_free(ssl)
+        if let ssl { SSL_free(ssl) }
     }
 
-    /// Runs the handshake to its end.
+    /// Runs the handshake to its end (nothing to do on a plaintext stream).
     func handshake() throws {
+        guard let ssl else { return }
         TLSError.clearErrorQueue()
         let result = SSL_do_handshake(ssl)
         if result != 1 { throw handshakeError(result) }
@@ -55,6 +70,7 @@ final class TLSStream: @unchecked Sendable {
     /// meanwhile, so the limit holds for the whole handshake, also against a client that sends
     /// it a byte at a time.
     func handshake(within timeout: Duration) throws {
+        guard let ssl else { return }
         let deadline = ContinuousClock.now + timeout
         try Socket.withNonBlocking(socket) {
             while true {
@@ -77,6 +93,7 @@ final class TLSStream: @unchecked Sendable {
     }
 
     private func handshakeError(_ result: Int32) -> TLSError {
+        guard let ssl else { return TLSError(operation: "handshake", details: "no TLS") }
         let reason = fakeapns_ssl_verify_error(ssl).map { String(cString: $0) } ?? ""
         return TLSError.fromErrorQueue("handshake", fallback: reason.isEmpty ? describe(SSL_get_error(ssl, result)) : reason)
     }
@@ -103,6 +120,13 @@ final class TLSStream: @unchecked Sendable {
     /// (close_notify, or a peer closing without one).
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        guard let ssl else {
+            switch try plainReceive(into: buffer) {
+            case .bytes(let count): return count
+            case .end: return 0
+            case .quiet: throw SocketError("reading: no byte came within the receive timeout")
+            }
+        }
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         if result > 0 { return Int(result) }
         let error = SSL_get_error(ssl, result)
@@ -128,6 +152,7 @@ final class TLSStream: @unchecked Sendable {
     /// timeout for each wait.
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Received {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .quiet }
+        guard let ssl else { return try plainReceive(into: buffer) }
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         if result > 0 { return .bytes(Int(result)) }
         let error = SSL_get_error(ssl, result)
@@ -143,11 +168,26 @@ final class TLSStream: @unchecked Sendable {
         }
     }
 
+    /// ``receive(into:)`` of a plaintext stream: the socket's own read.
+    private func plainReceive(into buffer: UnsafeMutableRawBufferPointer) throws -> Received {
+        while true {
+            let result = Glibc.read(socket, buffer.baseAddress, buffer.count)
+            if result > 0 { return .bytes(result) }
+            if result == 0 { return .end }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .quiet
+            case ECONNRESET, ENOTCONN, EPIPE: return .end
+            default: throw SocketError("reading")
+            }
+        }
+    }
+
     /// Reads, without waiting, what OpenSSL read ahead and the socket holds, up to the
     /// buffer's size; nil when a wait would be needed (or the stream ended or failed: the next
     /// ``receive(into:)`` says so). Only between ``withoutWaiting(_:)``'s brackets.
     func receiveReadAhead(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        guard let base = buffer.baseAddress, buffer.count > 0, holdsReadAhead else { return nil }
+        guard let base = buffer.baseAddress, buffer.count > 0, holdsReadAhead, let ssl else { return nil }
         let result = SSL_read(ssl, base, Int32(clamping: buffer.count))
         return result > 0 ? Int(result) : nil
     }
@@ -160,13 +200,15 @@ final class TLSStream: @unchecked Sendable {
     /// Whether bytes OpenSSL read ahead wait to be decrypted: whole records, or part of one.
     /// After a read found no whole record, that is part of a record waiting for the rest.
     var holdsReadAhead: Bool {
-        SSL_has_pending(ssl) == 1
+        guard let ssl else { return false }
+        return SSL_has_pending(ssl) == 1
     }
 
     /// Frees OpenSSL's read and write buffers of this connection when they hold nothing: a
     /// connection keeps them while busy and gives them back when it goes quiet; the next read
     /// or write allocates them again.
     func releaseBuffers() {
+        guard let ssl else { return }
         _ = SSL_free_buffers(ssl)
     }
 
@@ -194,6 +236,7 @@ final class TLSStream: @unchecked Sendable {
 
     /// Writes all of `bytes`.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let ssl else { return try plainWrite(bytes) }
         var offset = 0
         while offset < bytes.count {
             let result = SSL_write(ssl, bytes.baseAddress! + offset, Int32(clamping: bytes.count - offset))
@@ -201,6 +244,20 @@ final class TLSStream: @unchecked Sendable {
                 throw TLSError.fromErrorQueue("writing", fallback: describe(SSL_get_error(ssl, result)))
             }
             offset += Int(result)
+        }
+    }
+
+    /// ``write(_:)-(UnsafeRawBufferPointer)`` of a plaintext stream: the socket's own send,
+    /// without SIGPIPE.
+    private func plainWrite(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let result = send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw SocketError("writing")
+            }
+            offset += result
         }
     }
 
@@ -212,7 +269,7 @@ final class TLSStream: @unchecked Sendable {
     /// The peer's certificate, verified (or the connection would not exist), as the project
     /// records it; nil when the peer sent none.
     func peerCertificate() -> ClientCertificateInfo? {
-        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        guard let ssl, let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
         defer { X509_free(certificate) }
         var buffer = [CChar](repeating: 0, count: 4096)
         let subjectLength = buffer.withUnsafeMutableBufferPointer {
@@ -245,11 +302,13 @@ final class TLSStream: @unchecked Sendable {
 
     /// Asks for ALPN "h2" (client side, before the handshake).
     func requestHTTP2() {
+        guard let ssl else { return }
         _ = fakeapns_ssl_request_h2(ssl)
     }
 
     /// The protocol agreed with ALPN ("h2"), or nil when none was.
     var negotiatedProtocol: String? {
+        guard let ssl else { return nil }
         var data: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &data, &length)
@@ -257,9 +316,10 @@ final class TLSStream: @unchecked Sendable {
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
-    /// The negotiated protocol version, e.g. "TLSv1.3".
+    /// The negotiated protocol version, e.g. "TLSv1.3"; empty on a plaintext stream.
     var protocolVersion: String {
-        String(cString: SSL_get_version(ssl))
+        guard let ssl else { return "" }
+        return String(cString: SSL_get_version(ssl))
     }
 
     /// Ends reading, from any thread: reads return what the client had sent, then the end of
@@ -276,7 +336,7 @@ final class TLSStream: @unchecked Sendable {
     /// Sends close_notify, when the handshake finished and the socket is still open.
     /// Once only: a second `SSL_shutdown` would wait for the peer's close_notify.
     func sendCloseNotify() {
-        guard !closed, SSL_is_init_finished(ssl) == 1, !hasSentCloseNotify else { return }
+        guard !closed, let ssl, SSL_is_init_finished(ssl) == 1, !hasSentCloseNotify else { return }
         _ = SSL_shutdown(ssl)
     }
 
@@ -346,6 +406,7 @@ final class TLSStream: @unchecked Sendable {
         -> DeadlineRead
     {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .bytes(0) }
+        guard let ssl else { throw TLSError(operation: "reading", details: "the stream has no TLS") }
         fakeapns_ssl_require_close_notify(ssl)
         var waitFor = Int16(POLLIN)
         // Records OpenSSL has already read (read-ahead) or decrypted do not show on the
@@ -393,6 +454,7 @@ final class TLSStream: @unchecked Sendable {
 
     /// Whether close_notify went out. A second `SSL_shutdown` would wait for the peer's.
     var hasSentCloseNotify: Bool {
-        SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN != 0
+        guard let ssl else { return false }
+        return SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN != 0
     }
 }
