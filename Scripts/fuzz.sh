@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # libFuzzer targets for FakeAPNs's input parsers (the package in Fuzz/):
 #
-#   Scripts/fuzz.sh build                          builds the four targets into .build/fuzz/
+#   Scripts/fuzz.sh build                          builds the five targets into .build/fuzz/
 #   Scripts/fuzz.sh run [SECONDS_EACH] [TARGET...]  builds if needed, fuzzes each target for
 #                                                  SECONDS_EACH (default 20), two at a time on a
 #                                                  2-core machine; fails naming the crash input
 #   Scripts/fuzz.sh reproduce TARGET FILE          replays one input through TARGET
 #
-# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI. Each starts from its seeds in
+# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI, PlaintextSession. Each starts from its seeds in
 # Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in .build/fuzz/corpus/<TARGET>/,
 # where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
 #
@@ -25,7 +25,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${FUZZ_DIR:-$ROOT/.build/fuzz}"
 # Where SwiftPM puts the targets' executables.
 BIN="$OUT/swiftpm/release"
-TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI)
+TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI PlaintextSession)
 
 usage() {
     sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -50,6 +50,7 @@ max_len() {
     HTTP2Request) echo 6144 ;;
     ProviderToken) echo 2048 ;;
     ControlAPI) echo 4096 ;;
+    PlaintextSession) echo 4096 ;;
     esac
 }
 

@@ -137,4 +137,40 @@ final class FuzzRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// The plaintext listener's framing reports the same requests whether the bytes come at once
+    /// or one at a time. Found by the PlaintextSession target: a request that asked for an
+    /// upgrade not granted, its body cut, had the rest of its body read as a new request.
+    func testPlaintextSessionSeedsReportTheSameRequestsHoweverCut() throws {
+        final class Events: HTTP2SessionDelegate {
+            var log: [String] = []
+            func streamBegan(_ stream: Int32) { log.append("begin \(stream)") }
+            func header(_ stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+                log.append("\(String(decoding: name, as: UTF8.self))=\(String(decoding: value, as: UTF8.self))")
+            }
+            func data(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) { log.append("data") }
+            func streamEnded(_ stream: Int32) { log.append("end \(stream)") }
+            func streamClosed(_ stream: Int32, errorCode: UInt32) {}
+            func transportChosen(_ transport: ConnectionTransport) { log.append("\(transport)") }
+        }
+        func events(_ input: [UInt8], pieceSize: Int) -> [String] {
+            let events = Events()
+            let session = PlaintextSession(delegate: events)
+            for start in stride(from: 0, to: input.count, by: pieceSize) {
+                let piece = input[start..<min(start + pieceSize, input.count)]
+                guard (try? piece.withUnsafeBytes { try session.receive($0) }) != nil else { break }
+            }
+            // Body bytes come in as many pieces as the input was cut into.
+            return events.log.reduce(into: []) { kept, event in
+                if event != "data" || kept.last != "data" { kept.append(event) }
+            }
+        }
+        var ended = 0
+        for (name, input) in try fuzzSeeds("PlaintextSession") {
+            let whole = events(input, pieceSize: input.count)
+            XCTAssertEqual(events(input, pieceSize: 1), whole, name)
+            ended += whole.filter { $0.hasPrefix("end ") }.count
+        }
+        XCTAssertGreaterThanOrEqual(ended, 8, "the seeds hold complete requests")
+    }
 }

@@ -190,7 +190,8 @@ final class PlaintextSession: RequestFraming {
             if error == HPE_PAUSED || closed { return }
             if error != HPE_OK { return try refuseMalformed(error) }
             rest = UnsafeRawBufferPointer(rebasing: rest[parsed...])
-            guard parser.pointee.upgrade == 1 else { return }
+            // http_parser marks an upgrade as the header block ends; it stops after the request.
+            guard parser.pointee.upgrade == 1, !inMessage else { return }
             // The request asked for an upgrade, and is complete: what follows is HTTP/2 when
             // it was to h2c, and more HTTP/1.1 otherwise (the upgrade was not granted).
             if let session = upgraded {
