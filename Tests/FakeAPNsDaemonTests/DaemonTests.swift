@@ -184,6 +184,35 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.stop(), 0)
     }
 
+    /// The plaintext listener is named in the start line when on, and its pushes and
+    /// connections are logged with their transport.
+    func testThePlaintextListenerIsInTheStartLineAndItsRecordsSayHowTheyCame() throws {
+        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--plaintext-port", "0"])
+        let start = try daemon.nextJSON()
+        let listeners = try XCTUnwrap(start["listeners"]?.arrayValue)
+        XCTAssertEqual(listeners.compactMap { $0["name"]?.stringValue }, ["gateway", "feedback", "http2", "channels", "plaintext", "web"])
+        let plaintext = try XCTUnwrap(listeners.first { $0["name"]?.stringValue == "plaintext" })
+        XCTAssertEqual(plaintext["host"]?.stringValue, "127.0.0.1")
+        let port = try XCTUnwrap(plaintext["port"]?.intValue)
+        XCTAssertGreaterThan(port, 0)
+        let result = try runTool("/usr/bin/curl", [
+            "--silent", "--http1.1", "--fail-with-body", "--header", "apns-topic: com.example.app",
+            "--data", #"{"aps":{"alert":"plain"}}"#, "http://127.0.0.1:\(port)/3/device/\(Fixtures.token.hex)",
+        ])
+        XCTAssertEqual(result.status, 0, result.error + result.output)
+        let opened = try daemon.next(["connection-opened"])
+        XCTAssertEqual(opened["listener"]?.stringValue, "plaintext")
+        XCTAssertEqual(opened["transport"]?.stringValue, "plaintext")
+        let line = try daemon.next()
+        XCTAssertEqual(line["transport"]?.stringValue, "http/1.1")
+        XCTAssertEqual(line["payload"]?["aps"]?["alert"]?.stringValue, "plain")
+        XCTAssertEqual(daemon.stop(), 0)
+
+        let refused = try runTool(DaemonProcess.executable.path, DaemonProcess.freePorts + ["--plaintext-port", "0", "--auth", "certificate"])
+        XCTAssertEqual(refused.status, 64)
+        XCTAssertTrue(refused.error.contains("the client certificate needs TLS"), refused.error)
+    }
+
     func testLogsConnectionsAsJSONLinesAndAsTextToAFile() throws {
         let (daemon, port) = try startedDaemon()
         let client = try TLSClient(host: "127.0.0.1", port: port)

@@ -25,6 +25,20 @@ final class OptionsTests: XCTestCase {
         }
     }
 
+    func testThePlaintextListenerIsOffByDefaultAndAnOptionAndAVariable() throws {
+        XCTAssertNil(try Options.parse([]).plaintextPort)
+        XCTAssertEqual(try Options.parse(["--plaintext-port", "0"]).plaintextPort, 0)
+        XCTAssertEqual(try Options.parse([], environment: ["FAKE_APNS_PLAINTEXT_PORT": "8080"]).plaintextPort, 8080)
+        XCTAssertThrowsError(try Options.parse(["--plaintext-port", "2197"])) { error in
+            XCTAssertEqual("\(error)", "--http2-port and --plaintext-port both name port 2197; each listener needs its own")
+        }
+        XCTAssertThrowsError(try Options.parse(["--plaintext-port", "8080", "--auth", "certificate"])) { error in
+            XCTAssertTrue(error is Options.UsageError)
+            XCTAssertTrue("\(error)".contains("--plaintext-port cannot serve --auth certificate"), "\(error)")
+        }
+        XCTAssertNoThrow(try Options.parse(["--plaintext-port", "8080", "--auth", "token"]))
+    }
+
     func testHelpNamesEveryEnvironmentVariable() {
         for name in ["FAKE_APNS_HOST", "FAKE_APNS_GATEWAY_PORT", "FAKE_APNS_WEB_PORT", "FAKE_APNS_JWT_KEY", "FAKE_APNS_LOG_FILE"] {
             XCTAssertTrue(Options.help.contains(name), name)
