@@ -53,7 +53,7 @@ final class DaemonResourceLimitTests: XCTestCase {
             XCTAssertEqual(health.status, 200, "/healthz while \(flood.count) connections are held: \(health.body)")
         }
         let refused = try daemon.next(["connection-refused"], timeout: .seconds(20))
-        XCTAssertEqual(refused["cause"]?.stringValue, "descriptor-reserve", "\(refused)")
+        XCTAssertEqual(refused["cause"]?.stringValue, "descriptor-share", "the gateway's flood meets the others' share first: \(refused)")
         XCTAssertNotNil(refused["peer"]?.stringValue)
         XCTAssertGreaterThanOrEqual(
             closedConnections(flood.map(\.socket), count: 150).count, 150,
@@ -61,13 +61,36 @@ final class DaemonResourceLimitTests: XCTestCase {
         let metrics = try get(web, "/metrics")
         XCTAssertEqual(metrics.status, 200)
         XCTAssertTrue(
-            metrics.body.contains(#"fakeapns_connections_refused_total{listener="gateway",reason="descriptor-reserve"} "#),
+            metrics.body.contains(#"fakeapns_connections_refused_total{listener="gateway",reason="descriptor-share"} "#),
             metrics.body)
         XCTAssertTrue(daemon.process.isRunning)
 
         flood.removeAll()
         try expectServesBothProtocols(started)
         XCTAssertEqual(try get(web, "/healthz").status, 200)
+        XCTAssertEqual(daemon.stop(), 0, daemon.standardError)
+    }
+
+    /// Under a tight descriptor limit, a flood of idle connections on the gateway takes no more
+    /// than what leaves every other listener its share: HTTP/2 pushes are still answered while
+    /// the flood holds.
+    func testOneListenersFloodLeavesTheOthersTheirShareOfDescriptors() throws {
+        let started = try started(launcher: ["/usr/bin/prlimit", "--nofile=1024:1024", "--"])
+        let daemon = started.daemon
+        let gateway = try started.port("gateway")
+        let flood = try (0..<1100).map { _ in try RawConnection(port: gateway) }
+        let refused = try daemon.next(["connection-refused"], timeout: .seconds(20))
+        XCTAssertEqual(refused["listener"]?.stringValue, "gateway")
+        XCTAssertEqual(refused["cause"]?.stringValue, "descriptor-share", "\(refused)")
+        XCTAssertGreaterThanOrEqual(closedConnections(flood.map(\.socket), count: 300).count, 300, "the gateway's excess is closed")
+        let http2 = try ProviderAPIClient(host: "127.0.0.1", port: try started.port("http2"))
+        for identifier in 0..<3 {
+            let answer = try http2.send(.push())
+            XCTAssertEqual(answer.status, 200, "push \(identifier) while the gateway holds its flood: \(answer)")
+            XCTAssertEqual(try daemon.next(timeout: .seconds(20))["format"]?.stringValue, "http2")
+        }
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: try started.port("feedback")), [])
+        withExtendedLifetime(flood) {}
         XCTAssertEqual(daemon.stop(), 0, daemon.standardError)
     }
 

@@ -89,7 +89,8 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertLessThan(refused, 40, "connections within the reserve are served")
         XCTAssertEqual(closedConnections(flood.map(\.socket), count: refused).count, refused, "the refused see the end")
         for (_, reason) in refusals.withLock({ $0 }) {
-            XCTAssertEqual(reason.cause, "descriptor-reserve")
+            // The gateway meets the other listeners' share of what is left before the reserve.
+            XCTAssertTrue(["descriptor-reserve", "descriptor-share"].contains(reason.cause), reason.description)
         }
         flood.removeAll()
         XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount == 0 })

@@ -34,6 +34,8 @@ final class TLSListener: @unchecked Sendable {
     private let context: TLSContext?
     private let connectionIDs: ConnectionCounter
     private let budget: ConnectionBudget
+    /// This listener's number in `budget`.
+    private let budgetSlot: Int
     let timeouts: ConnectionTimeouts
     private let handler: @Sendable (Connection) -> Void
     private let onHandshakeFailure: @Sendable (String, TLSError) -> Void
@@ -75,6 +77,7 @@ final class TLSListener: @unchecked Sendable {
         self.context = context
         self.connectionIDs = connectionIDs
         self.budget = budget
+        self.budgetSlot = budget.join()
         self.timeouts = timeouts
         self.onHandshakeFailure = onHandshakeFailure
         self.onRefusal = onRefusal
@@ -248,7 +251,7 @@ final class TLSListener: @unchecked Sendable {
             refuse(client, .noDescriptor(String(cString: strerror(errno)))) { spare.close(replacing: $0) }
             return true
         }
-        if let refusal = budget.admit(client, listenerHeld: openConnectionCount) {
+        if let refusal = budget.admit(client, listener: budgetSlot, listenerHeld: openConnectionCount) {
             refuse(client, refusal)
             return true
         }
@@ -262,7 +265,7 @@ final class TLSListener: @unchecked Sendable {
                 stream = TLSStream(plaintextSocket: client)
             }
         } catch {
-            budget.release()
+            budget.release(listener: budgetSlot)
             refuse(client, .noTLSState("\(error)"))
             return true
         }
@@ -277,7 +280,7 @@ final class TLSListener: @unchecked Sendable {
             }
         }
         if let failure {
-            budget.release()
+            budget.release(listener: budgetSlot)
             let peer = Socket.peerAddress(of: client)
             stream.close(notifyPeer: false)
             onRefusal(peer, .noThread(String(cString: strerror(failure.code))))
@@ -362,7 +365,7 @@ final class TLSListener: @unchecked Sendable {
             lock.broadcast()
             return burstPassed()
         }
-        budget.release()
+        budget.release(listener: budgetSlot)
         if burstEnded { fakeapns_release_free_memory() }
     }
 

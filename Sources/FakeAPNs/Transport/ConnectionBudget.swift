@@ -9,6 +9,12 @@ import Glibc
 /// descriptors free in the process, so the rest of it (a test's own clients, the daemon's
 /// control API) can still open sockets and files while the APNs listeners are full. Each
 /// listener asks once per accepted connection; a connection refused is closed at once.
+///
+/// The descriptors left for connections are shared: each listener keeps a share of them, half
+/// of an equal part, that a flood on another listener cannot take. A listener takes more than
+/// its share only while every other listener's unused share stays free; so with a tight
+/// descriptor limit, idle connections by the thousand on the gateway leave the HTTP/2 listener
+/// its share, and its pushes are answered.
 final class ConnectionBudget: @unchecked Sendable {
     let perListener: Int
     let total: Int
@@ -17,6 +23,8 @@ final class ConnectionBudget: @unchecked Sendable {
     private let lock = ConditionLock()
     // Protected by `lock`:
     private var held = 0
+    /// Connections held by each listener, by the number `join()` gave it.
+    private var heldByListener: [Int] = []
 
     /// Connection descriptors held by every server of the process.
     private static let heldInProcess = Atomic<Int>(0)
@@ -27,9 +35,17 @@ final class ConnectionBudget: @unchecked Sendable {
         self.reservedDescriptors = reservedDescriptors
     }
 
-    /// Takes a place for the connection just accepted on `descriptor` by a listener that holds
-    /// `listenerHeld` connections, or says why there is none.
-    func admit(_ descriptor: Int32, listenerHeld: Int) -> ConnectionRefusal? {
+    /// Counts a listener in; its number, for `admit` and `release`.
+    func join() -> Int {
+        lock.withLock {
+            heldByListener.append(0)
+            return heldByListener.count - 1
+        }
+    }
+
+    /// Takes a place for the connection just accepted on `descriptor` by `listener` (its
+    /// number from `join()`), which holds `listenerHeld` connections, or says why there is none.
+    func admit(_ descriptor: Int32, listener: Int, listenerHeld: Int) -> ConnectionRefusal? {
         if listenerHeld >= perListener { return .listenerLimit(perListener) }
         // A lower bound of the descriptors open, without counting them: the system hands out
         // the lowest free descriptor, so every one below `descriptor` is open; and the
@@ -41,15 +57,30 @@ final class ConnectionBudget: @unchecked Sendable {
         }
         return lock.withLock {
             guard held < total else { return .totalLimit(total) }
+            if limit != Int.max, heldByListener.count > 1 {
+                // What connections may still take after this one, and what they could hold in
+                // all: each listener's share is half of an equal part of it.
+                let free = limit - open - reservedDescriptors
+                let share = (held + free) / (2 * heldByListener.count)
+                var owed = 0
+                for (other, count) in heldByListener.enumerated() where other != listener {
+                    owed += max(0, share - count)
+                }
+                if free < owed { return .descriptorShare(share: share, keptForOthers: owed) }
+            }
             held += 1
+            heldByListener[listener] += 1
             Self.heldInProcess.add(1, ordering: .relaxed)
             return nil
         }
     }
 
-    /// Gives back the place of a connection that `admit` let in.
-    func release() {
-        lock.withLock { held -= 1 }
+    /// Gives back the place of a connection that `admit` let in for `listener`.
+    func release(listener: Int) {
+        lock.withLock {
+            held -= 1
+            heldByListener[listener] -= 1
+        }
         Self.heldInProcess.subtract(1, ordering: .relaxed)
     }
 
