@@ -227,7 +227,7 @@ extension TrustCommand {
                 return failed(error)
             }
             output.line("removed \(file)")
-            if let status = ran(store.refresh) { return status }
+            if let status = ran(store.refreshAfterRemoval) { return status }
             if store.bundleHolds(certificate) {
                 output.line("uninstalled, but \(store.bundle) still holds \(certificate.subject): another anchor adds it")
             } else {

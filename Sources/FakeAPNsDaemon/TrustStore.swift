@@ -47,14 +47,19 @@ enum TrustStore: Equatable {
     }
 
     /// The Linux stores, in the order they are looked for (mkcert's): a store counts when its
-    /// folder exists and its tool is found.
-    private static let linuxStores: [(systems: String, folder: String, fileExtension: String, bundle: String, tools: [[String]])] = [
+    /// folder exists and one of its tools is found. `afterRemoval` is added to the tool's
+    /// arguments when a file was removed: Debian's `update-ca-certificates` leaves the links it
+    /// made to a removed file in `/etc/ssl/certs` unless asked for a fresh start, as its manual
+    /// says to after removing a CA.
+    private static let linuxStores: [(
+        systems: String, folder: String, fileExtension: String, bundle: String, tools: [[String]], afterRemoval: [String]
+    )] = [
         ("Fedora, RHEL", "/etc/pki/ca-trust/source/anchors", "pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
-         [["update-ca-trust", "extract"]]),
+         [["update-ca-trust", "extract"]], []),
         ("Debian, Ubuntu, Alpine", "/usr/local/share/ca-certificates", "crt", "/etc/ssl/certs/ca-certificates.crt",
-         [["update-ca-certificates"]]),
+         [["update-ca-certificates"]], ["--fresh"]),
         ("Arch", "/etc/ca-certificates/trust-source/anchors", "crt", "/etc/ssl/certs/ca-certificates.crt",
-         [["update-ca-trust"], ["trust", "extract-compat"]]),
+         [["update-ca-trust"], ["trust", "extract-compat"]], []),
     ]
 
     /// A machine where no known store was found; the description names what was looked for.
@@ -76,7 +81,8 @@ enum TrustStore: Equatable {
                     return .anchorFolder(
                         AnchorFolder(
                             systems: store.systems, folder: store.folder, fileExtension: store.fileExtension,
-                            refresh: [path] + tool.dropFirst(), bundle: store.bundle))
+                            refresh: [path] + tool.dropFirst(), refreshAfterRemoval: [path] + tool.dropFirst() + store.afterRemoval,
+                            bundle: store.bundle))
                 }
             }
         }
@@ -110,6 +116,8 @@ struct AnchorFolder: Equatable {
     let fileExtension: String
     /// The tool (full path) and its arguments that rebuild the bundle.
     let refresh: [String]
+    /// The same, after a file was removed.
+    let refreshAfterRemoval: [String]
     /// The bundle the tool writes.
     let bundle: String
 
