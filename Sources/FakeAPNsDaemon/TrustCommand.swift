@@ -20,7 +20,7 @@ enum TrustCommand {
         var certificateFile: String?
     }
 
-    enum Action: String, CaseIterable {
+    enum Action: String {
         case install, uninstall, status
     }
 
@@ -254,7 +254,8 @@ extension TrustCommand {
         private func listed(in keychain: SystemKeychain) -> Bool? {
             let listing = ToolRun.run(keychain.list)
             guard listing.status == 0 else {
-                _ = output.failure("trust \(action): security find-certificate failed (exit \(listing.status)): \(listing.output)")
+                let said = listing.output.split(separator: "\n").first.map { ": \($0)" } ?? ""
+                _ = output.failure("trust \(action): security find-certificate failed (exit \(listing.status))\(said)")
                 return nil
             }
             return SystemKeychain.listing(listing.output, holds: certificate)
@@ -264,7 +265,7 @@ extension TrustCommand {
         /// temporary folder for the while.
         private func withCertificateFile(_ body: (String) -> Int32) -> Int32 {
             if let certificateFile { return body(certificateFile) }
-            let file = NSTemporaryDirectory() + "/" + TrustStore.name(of: certificate) + ".pem"
+            let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(TrustStore.name(of: certificate) + ".pem").path
             do {
                 try FileOperationError.save(certificate.pem, to: file)
             } catch {
