@@ -370,6 +370,38 @@ final class TrustCommandTests: XCTestCase {
         XCTAssertEqual(try step(steps, "uninstall").status, 0)
     }
 
+    func testAToolRefusedPermissionIsExplainedInOneLineAndInstallingAgainFinishes() throws {
+        // The anchor folder (the namespace's copy) open to everyone, /etc/ssl/certs still root's:
+        // the file is written, the tool is refused.
+        let steps = try inPrivateTrustStore(
+            """
+            chmod 777 \(Self.anchors)
+            step install-denied setpriv --reuid=65534 --regid=65534 --clear-groups -- fake-apns trust install
+            step status-half fake-apns trust status
+            step install fake-apns trust install
+            step uninstall fake-apns trust uninstall
+            """)
+        let denied = try step(steps, "install-denied")
+        XCTAssertEqual(denied.status, 1, denied.text)
+        XCTAssertEqual(denied.output.first, "wrote \(Self.testCAFile)")
+        XCTAssertTrue(denied.output.contains("ran /usr/sbin/update-ca-certificates"), denied.text)
+        XCTAssertEqual(denied.errors.count, 1, "\(denied.errors)")
+        let line = try XCTUnwrap(denied.errors.first)
+        XCTAssertTrue(line.hasPrefix("fake-apns: trust install: update-ca-certificates was refused"), line)
+        XCTAssertTrue(line.hasSuffix("the system trust store belongs to root: run sudo fake-apns trust install"), line)
+
+        let half = try step(steps, "status-half")
+        XCTAssertEqual(half.status, 1, half.text)
+        XCTAssertTrue(half.output.contains("\(Self.testCAFile): present"), half.text)
+        XCTAssertTrue(half.output.contains("\(Self.bundle): does not hold the CA"), half.text)
+
+        let install = try step(steps, "install")
+        XCTAssertEqual(install.status, 0, install.text)
+        XCTAssertEqual(install.output.first, "\(Self.testCAFile) is there, but \(Self.bundle) does not hold it yet")
+        XCTAssertEqual(install.output.last, "installed: \(Self.bundle) holds \(Self.testCA.subject)")
+        XCTAssertEqual(try step(steps, "uninstall").status, 0)
+    }
+
     func testAMachineWithoutAKnownStoreIsToldInOneLineWhatWasLookedFor() throws {
         // /usr/local/share without ca-certificates: no store of any kind is left to find.
         let steps = try inPrivateTrustStore(
