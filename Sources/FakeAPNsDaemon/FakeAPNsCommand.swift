@@ -1,6 +1,7 @@
 import Foundation
 
-/// The `fake-apns` command: `serve` (the default), `send`, `channels`, `feedback`, `token`, `ca`, `healthcheck`.
+/// The `fake-apns` command: `serve` (the default), `send`, `channels`, `feedback`, `token`, `ca`, `trust`,
+/// `healthcheck`.
 public enum FakeAPNsCommand {
     /// Runs the command line and returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
@@ -15,6 +16,8 @@ public enum FakeAPNsCommand {
             return TokenCommand.run(Array(arguments.dropFirst()))
         case "ca":
             return CACommand.run(Array(arguments.dropFirst()))
+        case "trust":
+            return TrustCommand.run(Array(arguments.dropFirst()))
         case "healthcheck":
             return HealthcheckCommand.run(Array(arguments.dropFirst()), environment: environment)
         default:

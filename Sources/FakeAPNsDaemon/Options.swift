@@ -249,6 +249,8 @@ public struct Options: Sendable {
                    fake-apns feedback [options]   read and print the feedback tuples
                    fake-apns token [options]      print a provider token (JWT) for --auth token
                    fake-apns ca                   print the test CA, PEM, that clients trust
+                   fake-apns trust ACTION         put the test CA in the system trust store or take it out
+                                                  (install, uninstall, status)
                    fake-apns healthcheck [options] exit 0 when the control API's /healthz answers 200
                    (fake-apns COMMAND --help lists the options of each)
 
@@ -313,7 +315,7 @@ public struct Options: Sendable {
             guard let option = table.first(where: { $0.flag == name }) else {
                 if !name.hasPrefix("-") {
                     throw UsageError(
-                        description: "unexpected argument '\(name)': the commands are serve, send, channels, feedback, token, ca and healthcheck"
+                        description: "unexpected argument '\(name)': the commands are serve, send, channels, feedback, token, ca, trust and healthcheck"
                             + " (see fake-apns --help)")
                 }
                 throw UsageError(description: "unknown option '\(name)' (see fake-apns --help)")

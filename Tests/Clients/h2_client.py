@@ -5,7 +5,9 @@ Like many HTTP/2 stacks it stops reading at GOAWAY: frames after it are never se
 server did not process (above GOAWAY's last stream id, or reset with REFUSED_STREAM) may be
 sent again on a new connection with --retry.
 
-    /usr/bin/python3 h2_client.py --port PORT --ca CA.pem MODE [options]
+    /usr/bin/python3 h2_client.py --port PORT [--ca CA.pem] MODE [options]
+
+Without --ca it verifies the server with the system's CAs (ssl.create_default_context()).
 
 Modes:
     pipeline      sends --count requests at once, reads until every one is answered, GOAWAY or
@@ -171,7 +173,7 @@ def main():
     parser.add_argument("mode", choices=["pipeline", "rapid-reset", "keep-sending"])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--ca", required=True)
+    parser.add_argument("--ca", default=None)
     parser.add_argument("--token", default="fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--resets", type=int, default=0)

@@ -83,6 +83,7 @@ final class HelpExampleTests: XCTestCase {
     func testHelpShowsNoPathOfThisCheckoutAndNoCutToken() {
         for help in [
             Options.help, SendCommand.help, FeedbackCommand.help, TokenCommand.help, CACommand.help, ChannelsCommand.help,
+            TrustCommand.help,
         ] {
             XCTAssertFalse(help.contains("TestCerts/"), help)
             XCTAssertFalse(help.contains("fe15a27d..."), help)

@@ -106,6 +106,6 @@ final class StartupFailureTests: XCTestCase {
     }
 
     func testAWordThatIsNoCommandNamesTheCommands() throws {
-        try assertFails(["sned"], status: 64, saying: "unexpected argument 'sned': the commands are serve, send, channels, feedback, token, ca and healthcheck")
+        try assertFails(["sned"], status: 64, saying: "unexpected argument 'sned': the commands are serve, send, channels, feedback, token, ca, trust and healthcheck")
     }
 }
