@@ -142,11 +142,18 @@ final class BroadcastTests: XCTestCase {
         let body = Array(#"{"aps":{}}"#.utf8) + [UInt8](repeating: 0x20, count: 5110)
         XCTAssertEqual(body.count, 5120)
         let response = try server.connectHTTP2().send(Self.broadcast(
-            channel.id, extra: [("apns-expiration", "1900000000"), ("apns-id", "6B0C4F1E-2A3D-4C5B-8E9F-0A1B2C3D4E5F")], body: body))
+            channel.id,
+            extra: [
+                ("apns-expiration", "1900000000"), ("apns-id", "6B0C4F1E-2A3D-4C5B-8E9F-0A1B2C3D4E5F"),
+                ("apns-request-id", "0F3C8A52-7D7E-4B8E-9E4F-2A1D6C5B4A39"),
+            ],
+            body: body))
         XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("apns-request-id"), "0F3C8A52-7D7E-4B8E-9E4F-2A1D6C5B4A39", "as sent")
         let notification = try server.notifications.pop(timeout: .seconds(5))
         XCTAssertEqual(notification.expiration, 1_900_000_000)
-        XCTAssertEqual(notification.apnsID, "6b0c4f1e-2a3d-4c5b-8e9f-0a1b2c3d4e5f")
+        XCTAssertEqual(notification.apnsID, "6B0C4F1E-2A3D-4C5B-8E9F-0A1B2C3D4E5F", "as sent")
+        XCTAssertEqual(notification.requestID, "0F3C8A52-7D7E-4B8E-9E4F-2A1D6C5B4A39", "as sent")
     }
 
     func testCurlBroadcastsToAChannel() throws {

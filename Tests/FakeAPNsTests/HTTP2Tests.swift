@@ -23,13 +23,13 @@ final class HTTP2Tests: XCTestCase {
             ("apns-priority", "5"), ("apns-collapse-id", "order-7"),
         ]))
         XCTAssertEqual(response.status, 200)
-        XCTAssertEqual(response.header("apns-id"), "e4a1b2c3-d4e5-f6a7-b8c9-d0e1f2a3b4c5")
+        XCTAssertEqual(response.header("apns-id"), "E4A1B2C3-D4E5-F6A7-B8C9-D0E1F2A3B4C5", "as sent, as APNs echoes it")
         XCTAssertNotNil(response.header("apns-unique-id"), "a sandbox server sends apns-unique-id")
         XCTAssertEqual(response.body, [])
         let notification = try server.notifications.pop(timeout: .seconds(5))
         XCTAssertEqual(notification.format, .http2)
         XCTAssertEqual(notification.deviceToken, Fixtures.token)
-        XCTAssertEqual(notification.apnsID, "e4a1b2c3-d4e5-f6a7-b8c9-d0e1f2a3b4c5")
+        XCTAssertEqual(notification.apnsID, "E4A1B2C3-D4E5-F6A7-B8C9-D0E1F2A3B4C5")
         XCTAssertEqual(notification.topic, "com.example.app")
         XCTAssertEqual(notification.pushType, .alert)
         XCTAssertEqual(notification.collapseID, "order-7")
@@ -47,6 +47,26 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(apnsID, apnsID.lowercased())
         XCTAssertNil(response.header("apns-unique-id"))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).apnsID, apnsID)
+    }
+
+    /// A client matches answers to requests by `apns-id`: an upper-case one (node-apn's README
+    /// sends them) comes back as sent, accepted or refused, and the records hold the same.
+    func testAnUpperCaseApnsIDIsAnsweredAndRecordedAsSent() throws {
+        let accepted = "0F3C8A52-7D7E-4B8E-9E4F-2A1D6C5B4A39"
+        let refused = "6B0C4F1E-2a3d-4C5B-8e9f-0A1B2C3D4E5F"
+        let responses = try server.connectHTTP2().exchange([
+            .push(extra: [("apns-id", accepted)]),
+            .push(extra: [("apns-id", refused), ("apns-priority", "7")]),
+        ])
+        XCTAssertEqual(responses.map(\.status), [200, 400])
+        XCTAssertEqual(responses.map { $0.header("apns-id") }, [accepted, refused])
+        let notification = try server.notifications.pop(timeout: .seconds(5))
+        XCTAssertEqual(notification.apnsID, accepted)
+        XCTAssertEqual(notification.jsonObject["apnsID"], .string(accepted))
+        XCTAssertTrue(notification.jsonLine(event: "notification").contains(#""apnsID":"\#(accepted)""#))
+        let rejection = try server.rejections.pop(timeout: .seconds(5))
+        XCTAssertEqual(rejection.answer, .reason(.badPriority))
+        XCTAssertEqual(rejection.apnsID, refused)
     }
 
     func testPriorKnowledgeWithoutALPNWorks() throws {

@@ -52,6 +52,39 @@ final class RealClientTests: XCTestCase {
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).providerToken?.keyID, TestCertificates.jwtKeyID)
     }
 
+    /// curl's own HTTP/2 stack sends upper-case ids (as node-apn's README does) and reads the
+    /// answers' headers: `apns-id` and `apns-request-id` come back exactly as sent.
+    func testCurlGetsUpperCaseIDsBackAsSent() throws {
+        server = try FakeAPNsServer.started()
+        let apnsID = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        let push = try curl([
+            "--dump-header", "-", "--header", "apns-id: \(apnsID)", "--header", "apns-topic: com.example.app",
+            "--data", #"{"aps":{"alert":"upper"}}"#, url(),
+        ])
+        XCTAssertEqual(push.status, 200)
+        XCTAssertEqual(headerValues("apns-id", in: push.body), [apnsID])
+        XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).apnsID, apnsID)
+
+        let requestID = "0F3C8A52-7D7E-4B8E-9E4F-2A1D6C5B4A39"
+        let create = try curl([
+            "--dump-header", "-", "--header", "apns-request-id: \(requestID)",
+            "--data", #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#,
+            "https://127.0.0.1:\(server.http2Port!)/1/apps/com.example.app/channels",
+        ])
+        XCTAssertEqual(create.status, 201)
+        XCTAssertEqual(headerValues("apns-request-id", in: create.body), [requestID])
+    }
+
+    /// The values of the header `name` in what curl's `--dump-header -` printed.
+    private func headerValues(_ name: String, in output: String) -> [String] {
+        // Lines end in CRLF, one Character to Swift: split on any newline.
+        output.split(whereSeparator: \.isNewline).compactMap { line in
+            let line = line.trimmingCharacters(in: .whitespaces)
+            guard line.lowercased().hasPrefix(name + ":") else { return nil }
+            return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+        }
+    }
+
     func testCurlSeesAppleErrorBodies() throws {
         server = try FakeAPNsServer.started()
         let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port!)/3/device/xyz"])
@@ -88,7 +121,10 @@ final class RealClientTests: XCTestCase {
         let uniqueIDs = run.requests.compactMap(\.apnsUniqueId)
         XCTAssertEqual(uniqueIDs.count, 60, "a sandbox answer carries apns-unique-id")
         XCTAssertEqual(Set(uniqueIDs).count, 60, "each one new")
-        for id in uniqueIDs { XCTAssertEqual(RequestValidator.canonicalUUID(id), id, "lowercase 8-4-4-4-12") }
+        for id in uniqueIDs {
+            XCTAssertNotNil(RequestValidator.canonicalUUID(id), "8-4-4-4-12")
+            XCTAssertEqual(id, id.lowercased())
+        }
         let queued = try server.notifications.pop(count: 60, timeout: .seconds(10))
         XCTAssertEqual(Set(queued.compactMap(\.apnsID)), Set(run.requests.map { PythonH2Run.apnsID($0.index) }))
     }

@@ -124,7 +124,7 @@ final class RequestValidatorTests: XCTestCase {
         guard let fields = assertAccepted(validate(request(headers: headers), topics: universalCertificate)) else {
             return
         }
-        XCTAssertEqual(fields.apnsID, "7bf53274-a04b-4d2b-9c8a-1f2e3d4c5b6a")
+        XCTAssertEqual(fields.apnsID, "7BF53274-A04B-4D2B-9C8A-1F2E3D4C5B6A", "as sent")
         XCTAssertFalse(fields.apnsIDWasGenerated)
         XCTAssertEqual(fields.expiration, 1_700_000_000)
         XCTAssertEqual(fields.priority, .consideringDevicePower)
@@ -139,14 +139,41 @@ final class RequestValidatorTests: XCTestCase {
         let second = assertAccepted(validate(request()))
         guard let first, let second else { return }
         XCTAssertTrue(first.apnsIDWasGenerated)
-        XCTAssertEqual(RequestValidator.canonicalUUID(first.apnsID), first.apnsID, "canonical and lowercase")
+        XCTAssertNotNil(RequestValidator.canonicalUUID(first.apnsID), "canonical")
+        XCTAssertEqual(first.apnsID, first.apnsID.lowercased())
         XCTAssertNotEqual(first.apnsID, second.apnsID)
     }
 
-    func testClientApnsIDIsLowercased() {
-        let fields = assertAccepted(validate(request(headers: [("apns-id", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")])))
-        XCTAssertEqual(fields?.apnsID, "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
-        XCTAssertEqual(fields?.apnsIDWasGenerated, false)
+    /// APNs answers "the same value found in" the request's `apns-id`: clients match answers by
+    /// it, so capitals stay capitals (node-apn's README sends upper-case ids).
+    func testClientApnsIDIsKeptAsSentInAnyCase() {
+        for id in [
+            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "e621e1f8-C36C-495a-93FC-0c247a3e6e5f",
+            "ABCDEFAB-CDEF-4BCD-ABCD-EFABCDEFABCD", "e621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+        ] {
+            let fields = assertAccepted(validate(request(headers: [("apns-id", id)])))
+            XCTAssertEqual(fields?.apnsID, id)
+            XCTAssertEqual(fields?.apnsIDBits.text, id)
+            XCTAssertEqual(fields?.apnsIDWasGenerated, false)
+        }
+    }
+
+    func testUUIDBitsKeepTheCaseOfEveryDigitAndCompareByIt() throws {
+        let upper = try XCTUnwrap(UUIDBits(text: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        let lower = try XCTUnwrap(UUIDBits(text: "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"))
+        XCTAssertEqual(upper.high, lower.high)
+        XCTAssertEqual(upper.low, lower.low)
+        XCTAssertEqual(lower.capitals, 0, "lowercase text: no capitals to write")
+        XCTAssertNotEqual(upper, lower, "a different value to a client that matches by text")
+        XCTAssertEqual(upper.withText { String(decoding: $0, as: UTF8.self) }, "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+        // Every digit position, alone in capitals, comes back in its place.
+        let digits = Array("abcdefab-cdef-abcd-efab-cdefabcdefab")
+        for offset in digits.indices where digits[offset] != "-" {
+            var text = digits
+            text[offset] = Character(text[offset].uppercased())
+            XCTAssertEqual(UUIDBits(text: String(text))?.text, String(text))
+        }
+        XCTAssertNil(UUIDBits(text: "E621E1F8-C36C-495A-93FC-0C247A3E6E5G"))
     }
 
     func testUppercaseHexTokenIsAccepted() {
@@ -567,10 +594,10 @@ final class RequestValidatorTests: XCTestCase {
             validate(HTTP2Request(headers: [("apns-topic", "com.x")], body: Fixtures.alert)), .methodNotAllowed)
     }
 
-    func testClientAPNsIDForErrorResponsesIsTheCanonicalSingleOne() {
+    func testClientAPNsIDForErrorResponsesIsTheCanonicalSingleOneAsSent() {
         XCTAssertEqual(
             request(headers: [("apns-id", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")]).clientAPNsID,
-            "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+            "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
         XCTAssertNil(request().clientAPNsID)
         XCTAssertNil(request(headers: [("apns-id", "bad")]).clientAPNsID)
         let repeated: [(name: String, value: String)] = [

@@ -19,7 +19,7 @@ extension ProviderAPIClient.Request {
     ///   - bundleID: the app's bundle ID, in the path.
     ///   - storagePolicy: 0 stores no message; 1 keeps the most recent one for devices that
     ///     subscribe later.
-    ///   - requestID: `apns-request-id`, a lowercase UUID (the server makes one otherwise).
+    ///   - requestID: `apns-request-id`, a UUID, answered as sent (the server makes one otherwise).
     ///   - providerToken: a JWT, sent as `authorization: bearer <token>`.
     public static func createChannel(
         bundleID: String, storagePolicy: Int, requestID: String? = nil, providerToken: String? = nil
@@ -42,7 +42,7 @@ extension ProviderAPIClient.Request {
     /// - Parameters:
     ///   - bundleID: the app's bundle ID, in the path.
     ///   - channelID: the channel, base64 as the server gave it.
-    ///   - requestID: `apns-request-id`, a lowercase UUID.
+    ///   - requestID: `apns-request-id`, a UUID, answered as sent.
     ///   - providerToken: a JWT, sent as `authorization: bearer <token>`.
     public static func readChannel(
         bundleID: String, channelID: String, requestID: String? = nil, providerToken: String? = nil
@@ -62,7 +62,7 @@ extension ProviderAPIClient.Request {
     /// - Parameters:
     ///   - bundleID: the app's bundle ID, in the path.
     ///   - channelID: the channel, base64 as the server gave it.
-    ///   - requestID: `apns-request-id`, a lowercase UUID.
+    ///   - requestID: `apns-request-id`, a UUID, answered as sent.
     ///   - providerToken: a JWT, sent as `authorization: bearer <token>`.
     public static func deleteChannel(
         bundleID: String, channelID: String, requestID: String? = nil, providerToken: String? = nil
@@ -81,7 +81,7 @@ extension ProviderAPIClient.Request {
     ///
     /// - Parameters:
     ///   - bundleID: the app's bundle ID, in the path.
-    ///   - requestID: `apns-request-id`, a lowercase UUID.
+    ///   - requestID: `apns-request-id`, a UUID, answered as sent.
     ///   - providerToken: a JWT, sent as `authorization: bearer <token>`.
     public static func listChannels(bundleID: String, requestID: String? = nil, providerToken: String? = nil) -> Self {
         Self(
@@ -106,7 +106,7 @@ extension ProviderAPIClient.Request {
     ///   - priority: `apns-priority`: 10 (default), 5 or 1.
     ///   - expiration: `apns-expiration` in UNIX seconds, omitted when nil; 0 stores nothing.
     ///   - pushType: `apns-push-type` (default `LiveActivity`).
-    ///   - requestID: `apns-request-id`, a lowercase UUID.
+    ///   - requestID: `apns-request-id`, a UUID, answered as sent.
     ///   - apnsID: `apns-id`, a UUID the server echoes.
     ///   - providerToken: a JWT, sent as `authorization: bearer <token>`.
     public static func broadcast(

@@ -76,11 +76,10 @@ enum ChannelRequests {
     /// The largest broadcast body (Apple: 5,120 bytes).
     static let maximumBroadcastPayloadSize = 5120
 
-    /// The client's `apns-request-id` when it is a lowercase canonical UUID; nil otherwise
-    /// (the server makes one up).
+    /// The client's `apns-request-id`, as sent (capitals kept: the client matches the answer
+    /// by it), when it is a canonical UUID; nil otherwise (the server makes one up).
     static func clientRequestID(_ value: String?) -> String? {
-        guard let value, let canonical = RequestValidator.canonicalUUID(value), canonical == value else { return nil }
-        return value
+        value.flatMap(RequestValidator.canonicalUUID)
     }
 
     /// The push type suffix `bundleID` ends in, when it ends in one: a bundle, not a topic,

@@ -107,7 +107,7 @@ struct RequestHeaderFields: Sendable {
         }
     }
 
-    /// The `apns-id` to echo in an error response: the client's, lowercased, when it sent
+    /// The `apns-id` to echo in an error response: the client's, as sent, when it sent
     /// exactly one and it is a canonical UUID; nil otherwise, and the transport makes one up.
     var clientAPNsID: String? {
         guard apnsIDCount == 1, let apnsID else { return nil }

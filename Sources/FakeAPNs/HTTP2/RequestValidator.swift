@@ -29,9 +29,9 @@ enum RequestValidation: Sendable {
 struct ValidatedRequest: Sendable {
     /// The device token from the path.
     var deviceToken: DeviceToken
-    /// The client's `apns-id`, or a new random UUID, as its bits.
+    /// The client's `apns-id` (with the case it was sent in), or a new random UUID, as its bits.
     var apnsIDBits: UUIDBits
-    /// The `apns-id`, lowercase.
+    /// The `apns-id` to answer: the client's as sent, or the new one (lowercase).
     var apnsID: String { apnsIDBits.text }
     /// Whether ``apnsID`` was made up because the client sent none.
     var apnsIDWasGenerated: Bool
@@ -111,7 +111,8 @@ struct ValidatedRequest: Sendable {
 /// 4. The token is 2 to ``maximumDeviceTokenHexDigits`` hex digits (either case), an even
 ///    number, and nothing else, else `BadDeviceToken`.
 /// 5. `apns-id`, when present, is a canonical 8-4-4-4-12 UUID (either case), else
-///    `BadMessageId`.
+///    `BadMessageId`. It is answered as sent: APNs echoes "the same value found in" the
+///    request, and clients match answers to requests by it.
 /// 6. `apns-expiration`, when present, is decimal digits only whose value fits `UInt32`,
 ///    else `BadExpirationDate`.
 /// 7. `apns-priority`, when present, is exactly `10`, `5` or `1`, else `BadPriority`.
@@ -410,9 +411,11 @@ struct RequestValidator: Sendable {
         }
     }
 
-    /// `text` lowercased when it is a canonical UUID, 8-4-4-4-12 hex digits in either case.
+    /// `text`, as it is, when it is a canonical UUID: 8-4-4-4-12 hex digits in either case.
+    /// APNs answers a client's `apns-id` and `apns-request-id` with the value it sent, never
+    /// lowercased, as clients match answers to requests by it.
     static func canonicalUUID(_ text: String) -> String? {
-        UUIDBits(text: text)?.text
+        UUIDBits(text: text) == nil ? nil : text
     }
 
     /// The value of `text` when it is one or more decimal digits (no sign, no spaces) and

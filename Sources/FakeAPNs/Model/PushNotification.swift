@@ -117,7 +117,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         set { unique.http2 = newValue }
     }
 
-    /// HTTP/2 only: the `apns-id` (the client's, or the one the server made up), lowercase.
+    /// HTTP/2 only: the `apns-id` answered: the client's as it sent it (capitals kept, as APNs
+    /// echoes it), or the lowercase one the server made up.
     public var apnsID: String? { http2?.apnsID }
     /// HTTP/2 only: the `apns-topic`, or the topic taken from the client certificate.
     public var topic: String? { http2?.topic }
@@ -136,7 +137,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
 
     /// The fields only HTTP/2 requests carry.
     public final class HTTP2Fields: Sendable {
-        /// The `apns-id`, lowercase.
+        /// The `apns-id` answered: the client's as sent, or the lowercase one the server made up.
         public var apnsID: String { storedID.text }
         /// The topic.
         public var topic: String? { shared.topic }
@@ -153,8 +154,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// A broadcast's `apns-unique-id`.
         public var uniqueID: String? { shared.uniqueID }
 
-        /// The `apns-id`: a UUID in lowercase 8-4-4-4-12 form, as APNs answers every accepted
-        /// one, as its 16 bytes (no text kept); anything else as it was given.
+        /// The `apns-id`: a UUID in 8-4-4-4-12 form as its bits and the case of its digits (no
+        /// text kept); anything else as it was given.
         private let storedID: StoredID
         /// The other fields, in one object that the notifications with the same share: a
         /// connection's pushes mostly go to one topic with one push type and one token, so an
@@ -216,8 +217,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             case text(String)
 
             init(_ text: String) {
-                // Only lowercase text is kept as bits: it is what they give back.
-                if text.utf8.allSatisfy({ !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F")) }), let bits = UUIDBits(text: text) {
+                // A UUID's bits give back its text as it came, capitals included.
+                if let bits = UUIDBits(text: text) {
                     self = .uuid(bits)
                 } else {
                     self = .text(text)

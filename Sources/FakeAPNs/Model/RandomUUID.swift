@@ -43,18 +43,24 @@ struct RandomUUID {
     }
 }
 
-/// A UUID's 128 bits, as APNs writes them in lowercase 8-4-4-4-12 text: an `apns-id` kept
-/// with a stored notification costs 16 bytes, not a string.
+/// A UUID's 128 bits and the case its text came in: an `apns-id` kept with a stored
+/// notification costs its bits, not a string. APNs answers with "the same value found in" the
+/// request's header and clients match answers by it, so a UUID sent as `E621E1F8-…` is written
+/// back so; one the server makes up is lowercase, as Apple writes them.
 struct UUIDBits: Sendable, Hashable {
     let high: UInt64
     let low: UInt64
+    /// Which of the 32 hex digits were capitals (`A`–`F`), the first digit in the lowest bit; 0
+    /// for lowercase text, the common case, which writes without looking at it.
+    let capitals: UInt32
 
-    init(high: UInt64, low: UInt64) {
+    init(high: UInt64, low: UInt64, capitals: UInt32 = 0) {
         self.high = high
         self.low = low
+        self.capitals = capitals
     }
 
-    /// The bits of 8-4-4-4-12 text in either case, or nil for anything else.
+    /// The bits of 8-4-4-4-12 text in either case (or mixed), or nil for anything else.
     init?(text: String) {
         var text = text
         guard let bits = text.withUTF8({ Self(utf8: $0) }) else { return nil }
@@ -65,6 +71,7 @@ struct UUIDBits: Sendable, Hashable {
         guard bytes.count == RandomUUID.length else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
+        var capitals: UInt32 = 0
         var digits = 0
         for offset in 0..<bytes.count {
             let byte = bytes[offset]
@@ -73,13 +80,14 @@ struct UUIDBits: Sendable, Hashable {
                 continue
             }
             guard let value = HexDigit.value(byte) else { return nil }
+            if byte &- UInt8(ascii: "A") < 6 { capitals |= 1 << UInt32(digits) }
             if digits < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
             digits += 1
         }
-        self.init(high: high, low: low)
+        self.init(high: high, low: low, capitals: capitals)
     }
 
-    /// The lowercase text.
+    /// The text, in the case it came in (lowercase for a UUID the server made).
     var text: String {
         String(unsafeUninitializedCapacity: RandomUUID.length) { buffer in
             write(into: buffer)
@@ -87,8 +95,8 @@ struct UUIDBits: Sendable, Hashable {
         }
     }
 
-    /// Writes the lowercase text into the first 36 bytes of `buffer`: an answer header needs
-    /// the bytes, not a `String`.
+    /// Writes the text, in the case it came in, into the first 36 bytes of `buffer`: an answer
+    /// header needs the bytes, not a `String`.
     func write(into buffer: UnsafeMutableBufferPointer<UInt8>) {
         precondition(buffer.count >= RandomUUID.length)
         let base = buffer.baseAddress!
@@ -101,9 +109,24 @@ struct UUIDBits: Sendable, Hashable {
         Self.write(low >> 48, digits: 4, to: base + 19)
         base[23] = UInt8(ascii: "-")
         Self.write(low, digits: 12, to: base + 24)
+        if capitals != 0 { capitalize(base) }
     }
 
-    /// Calls `body` with the lowercase text, in a temporary buffer.
+    /// Turns the digits flagged in ``capitals`` to capitals in the text at `base`.
+    private func capitalize(_ base: UnsafeMutablePointer<UInt8>) {
+        var remaining = capitals
+        while remaining != 0 {
+            let digit = remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+            // The digit's place in 8-4-4-4-12: one more for each hyphen before it.
+            let offset = digit + (digit >= 8 ? 1 : 0) + (digit >= 12 ? 1 : 0) + (digit >= 16 ? 1 : 0)
+                + (digit >= 20 ? 1 : 0)
+            let byte = base[offset]
+            if byte >= UInt8(ascii: "a") { base[offset] = byte - 0x20 }
+        }
+    }
+
+    /// Calls `body` with the text, in the case it came in, in a temporary buffer.
     func withText<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RandomUUID.length) { buffer in
             write(into: buffer)

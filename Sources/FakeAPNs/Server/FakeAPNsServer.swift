@@ -413,6 +413,31 @@ public final class FakeAPNsServer: @unchecked Sendable {
     }
 }
 
+extension FakeAPNsServer {
+    /// The server of the test running in this task: the one the Swift Testing trait
+    /// `.fakeAPNs` (module `FakeAPNsTesting`) started for it; nil outside such a test.
+    ///
+    /// ```swift
+    /// @Test(.fakeAPNs) func sendsTheWelcome() async throws {
+    ///     let server = try #require(FakeAPNsServer.current)   // fails the test, clearly, when nil
+    ///     try await sendWelcome(toPort: server.http2Port!)     // the code under test
+    ///     let notification = try await server.notifications.next(timeout: .seconds(2))
+    ///     #expect(notification.payload.aps.alert?.body == "Welcome")
+    /// }
+    /// ```
+    ///
+    /// A task-local value: the test's body and the tasks it creates (child tasks, `Task {}`)
+    /// see it; a `Task.detached` does not, nor a thread the test starts. Each test has its own
+    /// server, so tests running in parallel never see each other's.
+    @TaskLocal public static var current: FakeAPNsServer?
+
+    /// ``stop()``, awaited without blocking a thread of the cooperative pool: the stop, which
+    /// drains connections for up to about a second, runs on a thread of its own.
+    package func stopAwaitingDrain() async {
+        await OSThread.run(name: "server-stop") { self.stop() }
+    }
+}
+
 /// Misuse of a server's lifecycle.
 public enum FakeAPNsServerError: Error, Sendable, CustomStringConvertible {
     /// `start()` was called on a server that was started before.

@@ -33,13 +33,23 @@ public func withFakeAPNs<Result>(
 /// }
 /// ```
 ///
-/// `body` runs on the caller's actor (`isolation`), so it may touch the test's state.
+/// `body` runs on the caller's actor (`isolation`), so it may touch the test's state. The stop
+/// is awaited on a thread of its own, not on Swift's cooperative pool, which the tests beside
+/// this one share. Under Swift Testing, the trait `.fakeAPNs` (module `FakeAPNsTesting`) does the same
+/// for a whole test, with the server in ``FakeAPNsServer/current``.
 public func withFakeAPNs<Result>(
     configuration: FakeAPNsServer.Configuration = .init(),
     isolation: isolated (any Actor)? = #isolation,
     _ body: (FakeAPNsServer) async throws -> Result
 ) async throws -> Result {
     let server = try FakeAPNsServer.started(configuration: configuration)
-    defer { server.stop() }
-    return try await body(server)
+    let result: Result
+    do {
+        result = try await body(server)
+    } catch {
+        await server.stopAwaitingDrain()
+        throw error
+    }
+    await server.stopAwaitingDrain()
+    return result
 }
