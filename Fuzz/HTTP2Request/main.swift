@@ -13,7 +13,7 @@
 // Each request is validated under every TopicAuthority (.any, .token, .certificate with the
 // topics of line 1) by a validator with Apple's limits and by one with tiny ones. Invariants:
 // an accepted request keeps Apple's rules (POST, /3/device/<even hex, 2-200 digits>, no
-// repeated header, a canonical apns-id, apns-expiration a UInt32, priority 10/5/1 and not 10 for
+// repeated header, an apns-id 8-4-4-4-12 hex digits kept as sent, apns-expiration a UInt32, priority 10/5/1 and not 10 for
 // background, a known push type whose topic suffix agrees, collapse id <= 64 bytes, an allowed
 // well-formed topic, a body of 1...limit bytes carried unchanged); with an apns-topic header,
 // .token and .any answer alike and .certificate accepts nothing .any refuses; a refusal is a
@@ -157,13 +157,14 @@ private func check(
     require(Array(fields.deviceToken.hex.utf8) == hex.map { $0 | 0x20 }, "token \(fields.deviceToken.hex) for \(hex)")
 
     if let id = first("apns-id") {
-        require(!fields.apnsIDWasGenerated && fields.apnsID == RequestValidator.canonicalUUID(id), "apns-id \(id)")
+        // Answered and recorded as sent, capitals included: clients match answers by it.
+        require(!fields.apnsIDWasGenerated && fields.apnsID == id, "apns-id \(id) became \(fields.apnsID)")
         require(request.clientAPNsID == fields.apnsID, "clientAPNsID differs from the accepted apns-id")
         let bytes = Array(fields.apnsID.utf8)
         require(bytes.count == 36, "apns-id \(fields.apnsID) is not 36 characters")
         for (offset, byte) in bytes.enumerated() {
             let dash = [8, 13, 18, 23].contains(offset)
-            require(dash ? byte == UInt8(ascii: "-") : "0123456789abcdef".utf8.contains(byte), "apns-id \(id)")
+            require(dash ? byte == UInt8(ascii: "-") : "0123456789abcdefABCDEF".utf8.contains(byte), "apns-id \(id)")
         }
     } else {
         require(fields.apnsIDWasGenerated && fields.apnsID == generatedID, "no apns-id, but \(fields.apnsID)")
