@@ -52,7 +52,8 @@
 #           ALPN h2) against the provider API of the in-process sink (popping 5,000 at a
 #           time, as above) and, in the same run, against nghttpd serving an empty file for
 #           the same path over TLS with the same certificate: the bare HTTP/2 server's cost
-#           for the same requests.
+#           for the same requests. A second row runs h2load against the plaintext listener
+#           (cleartext HTTP/2, prior knowledge), with FakeAPNs over TLS as its reference.
 #  latency  Send-to-pop latency, median and 99th percentile (fake-apns-bench --latency),
 #           BENCH_LATENCY_COUNT round trips of each kind after BENCH_LATENCY_WARMUP untimed
 #           ones, interleaved in blocks of 500: a test sends one notification with the
@@ -658,12 +659,12 @@ def run_daemon(kind):
     return elapsed, sent, tls
 
 
-def h2load_rate(port, workdir):
+def h2load_rate(port, workdir, scheme="https"):
     requests = env.get("BENCH_HTTP2_REQUESTS", "200000")
     result = subprocess.run(
         ["h2load", "-n", requests, "-c", env.get("BENCH_HTTP2_CLIENTS", "4"), "-m", env.get("BENCH_HTTP2_STREAMS", "100"),
          "-d", os.path.join(workdir, "body.json"), "-H", "apns-topic: com.example.app", "-H", "apns-push-type: alert",
-         "https://127.0.0.1:%d/3/device/%s" % (port, H2_TOKEN)],
+         "%s://127.0.0.1:%d/3/device/%s" % (scheme, port, H2_TOKEN)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     out = result.stdout.decode(errors="replace")
     if result.returncode != 0 or ("status codes: %s 2xx" % requests) not in out:
@@ -677,15 +678,17 @@ def h2load_rate(port, workdir):
 H2_TOKEN = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
 
 
-def run_http2_fakeapns(workdir):
+def run_http2_fakeapns(workdir, plaintext=False):
+    """h2load's rate against FakeAPNs: over TLS, or cleartext HTTP/2 on the plaintext listener."""
     requests = int(env.get("BENCH_HTTP2_REQUESTS", "200000"))
-    sink = subprocess.Popen([bench_bin, "--http2", "--count", str(requests), "--timeout", str(int(timeout))],
+    sink = subprocess.Popen([bench_bin, "--http2", "--count", str(requests), "--timeout", str(int(timeout))]
+                            + (["--plaintext"] if plaintext else []),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         line = sink.stdout.readline().decode().strip()
         if not line.isdigit():
             raise RunFailed("fake-apns-bench --http2 printed no port: %r" % line)
-        rate = h2load_rate(int(line), workdir)
+        rate = h2load_rate(int(line), workdir, "http" if plaintext else "https")
         output, errors = sink.communicate(timeout=timeout)
         if sink.returncode != 0:
             raise RunFailed("fake-apns-bench --http2 exited %d: %s" % (sink.returncode, errors.decode().strip()))
@@ -905,15 +908,19 @@ def part_http2():
             body.write('{"aps":{"alert":"Benchmark notification 0000001","badge":1,"sound":"default"},"id":1,"pad":"xxxxx"}')
         os.makedirs(os.path.join(workdir, "root", "3", "device"))
         open(os.path.join(workdir, "root", "3", "device", H2_TOKEN), "w").close()
-        fake, ref = [], []
+        fake, ref, plain = [], [], []
         for run in range(1, runs + 1):
             fake.append(run_http2_fakeapns(workdir))
             print("  run %d  FakeAPNs %13s" % (run, rate_text(fake[-1])), flush=True)
             ref.append(run_http2_nghttpd(workdir))
             print("  run %d  nghttpd  %13s" % (run, rate_text(ref[-1])), flush=True)
+            plain.append(run_http2_fakeapns(workdir, plaintext=True))
+            print("  run %d  FakeAPNs, plaintext port (h2c) %13s" % (run, rate_text(plain[-1])), flush=True)
     add_row("http2 requests, h2load", statistics.median(fake), "nghttpd", statistics.median(ref), "rate",
             (">= 200,000/s", lambda v: v >= 200_000)
             if (env.get("BENCH_HTTP2_CLIENTS", "4"), env.get("BENCH_HTTP2_STREAMS", "100")) == ("4", "100") else None)
+    add_row("http2 requests, h2load, plaintext port (h2c)", statistics.median(plain), "FakeAPNs over TLS",
+            statistics.median(fake), "rate", None)
 
 
 def part_latency():

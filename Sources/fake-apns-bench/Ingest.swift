@@ -49,15 +49,18 @@ func runIngest(_ options: BenchOptions) -> Never {
     let count = options.count ?? 1_000_000
     let server: FakeAPNsServer
     do {
-        server = try FakeAPNsServer.started(
-            configuration: options.http2
-                ? .init(host: options.host, gatewayPort: 0, feedbackPort: nil, http2Port: options.port)
-                : .init(host: options.host, gatewayPort: options.port, feedbackPort: nil, http2Port: nil))
+        var configuration: FakeAPNsServer.Configuration =
+            options.http2
+            ? .init(host: options.host, gatewayPort: 0, feedbackPort: nil, http2Port: options.plaintext ? nil : options.port)
+            : .init(host: options.host, gatewayPort: options.port, feedbackPort: nil, http2Port: nil)
+        if options.http2 && options.plaintext { configuration.plaintextPort = options.port }
+        server = try FakeAPNsServer.started(configuration: configuration)
     } catch {
         failAndExit("could not start the server: \(error)")
     }
 
-    writeLine(String(options.http2 ? server.http2Port! : server.gatewayPort))
+    let port = options.http2 ? (options.plaintext ? server.plaintextPort! : server.http2Port!) : server.gatewayPort
+    writeLine(String(port))
 
     let startedAt = monotonicSeconds()
     let deadline = startedAt + options.timeout

@@ -38,10 +38,12 @@ struct BenchOptions {
     var timeout = 120.0
     var checkIdentifiers = true
     var http2 = false
+    /// With `http2`: the plaintext listener (cleartext HTTP/2), not the TLS one.
+    var plaintext = false
 
     static let usage = """
         Usage: fake-apns-bench [--count N] [--connections N] [--port N] [--host HOST] [--timeout SECONDS]
-                               [--no-check] [--http2]
+                               [--no-check] [--http2 [--plaintext]]
                fake-apns-bench --latency [--count N] [--warmup N]
                fake-apns-bench --start [--count N] [--warmup N]
                fake-apns-bench --memory [--count N] [--timeout SECONDS]
@@ -57,6 +59,7 @@ struct BenchOptions {
           --no-check          Do not check the identifiers.
           --http2             Listen with the HTTP/2 provider API instead of the binary gateway
                               (implies --no-check: HTTP/2 has no binary identifiers).
+          --plaintext         With --http2: the plaintext listener (h2c, HTTP/1.1) instead.
           --latency, --start, --memory   The modes above.
         """
 
@@ -101,6 +104,8 @@ struct BenchOptions {
             case "--http2":
                 options.http2 = true
                 options.checkIdentifiers = false
+            case "--plaintext":
+                options.plaintext = true
             case "--latency":
                 options.mode = .latency
             case "--start":
