@@ -1,6 +1,6 @@
-// The few text edits the daemon makes that Foundation's string methods made before: the daemon
-// imports FoundationEssentials only (no internationalisation, no ICU data in the binary), which
-// has no `CharacterSet`, `trimmingCharacters(in:)` or `padding(toLength:withPad:startingAt:)`.
+// Text edits of the daemon's for which Foundation has methods that FoundationEssentials lacks
+// (`CharacterSet`, `trimmingCharacters(in:)`, `padding(toLength:withPad:startingAt:)`): the
+// daemon imports FoundationEssentials only, so that its binary holds no ICU data.
 
 extension StringProtocol {
     /// The text without the spaces and tabs at either end: what Foundation's
