@@ -193,7 +193,12 @@ if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
     echo "Building fake-apns-bench and fake-apns (release)..." >&2
     swift build -c release --product fake-apns-bench -Xswiftc -warnings-as-errors ${SCRATCH[@]+"${SCRATCH[@]}"} >&2
     if has_part daemon || has_part start; then
-        swift build -c release --product fake-apns -Xswiftc -warnings-as-errors ${SCRATCH[@]+"${SCRATCH[@]}"} >&2
+        # The daemon as shipped (Scripts/build-daemon's flags), unless built elsewhere.
+        if ((${#SCRATCH[@]} == 0)); then
+            Scripts/build-daemon
+        else
+            swift build -c release --product fake-apns -Xswiftc -warnings-as-errors "${SCRATCH[@]}" >&2
+        fi
     fi
 fi
 BIN_DIR="$(swift build -c release ${SCRATCH[@]+"${SCRATCH[@]}"} --show-bin-path)"

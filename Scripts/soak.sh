@@ -50,7 +50,12 @@ if [[ -n "${SOAK_BINARY:-}" ]]; then
 else
     if [[ "${SOAK_SKIP_BUILD:-0}" != 1 ]]; then
         echo "Building fake-apns (release)..." >&2
-        swift build -c release --product fake-apns -Xswiftc -warnings-as-errors ${SCRATCH[@]+"${SCRATCH[@]}"} >&2
+        # The daemon as shipped (Scripts/build-daemon's flags), unless built elsewhere.
+        if ((${#SCRATCH[@]} == 0)); then
+            "$ROOT/Scripts/build-daemon"
+        else
+            swift build -c release --product fake-apns -Xswiftc -warnings-as-errors "${SCRATCH[@]}" >&2
+        fi
     fi
     BIN="$(swift build -c release ${SCRATCH[@]+"${SCRATCH[@]}"} --show-bin-path)/fake-apns"
 fi

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `fake-apns channels create|read|list|delete`: one channel management request (Apple's
 /// `/1/apps/<bundle>/…` API, on FakeAPNs or Apple's own hosts), its outcome printed as one JSON

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // What the client commands (`fake-apns send`, `feedback`, `token`, `ca`) share: where they
 // print, how they read their options, and the connection options (host, port, certificates,
@@ -17,7 +21,7 @@ struct CommandOutput: Sendable {
 
     /// Standard output and standard error.
     static let standard = CommandOutput(
-        line: { try? FileHandle.standardOutput.write(contentsOf: Data(($0 + "\n").utf8)) },
+        line: { OutputWriter.writeStandardOutput($0 + "\n") },
         error: { FakeAPNsCommand.printError($0) })
 
     /// Prints a usage error and returns 64 (EX_USAGE).
@@ -122,7 +126,7 @@ enum ClientArguments {
             var lines = wrap(help, width: 100 - indent.count)
             let first = lines.removeFirst()
             if left.count <= indent.count - 4 {
-                text += "  " + left.padding(toLength: indent.count - 2, withPad: " ", startingAt: 0) + first + "\n"
+                text += "  " + left.padded(to: indent.count - 2) + first + "\n"
             } else {
                 text += "  " + left + "\n" + indent + first + "\n"
             }

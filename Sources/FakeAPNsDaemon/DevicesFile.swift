@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production]`, and one
 /// broadcast channel a line, `channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN…]` (the tokens
@@ -42,7 +46,7 @@ enum DevicesFile {
         let text = try Options.readFile("--devices", path)
         var contents = Contents()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
             var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let origin = "--devices \(path) line \(index + 1)"

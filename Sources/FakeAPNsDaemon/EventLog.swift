@@ -1,5 +1,12 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The daemon's log: one line per event (connection opened, closed or refused, handshake
 /// failed, notification accepted, refusal, feedback read), as JSON lines or readable text. Events are

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The `fake-apns` command: `serve` (the default), `send`, `channels`, `feedback`, `token`, `ca`, `trust`,
 /// `healthcheck`.
@@ -27,7 +31,7 @@ public enum FakeAPNsCommand {
 
     /// Prints `fake-apns: message` on standard error.
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("fake-apns: \(message)\n".utf8))
+        OutputWriter.writeStandardError("fake-apns: \(message)\n")
     }
 
     /// Prints a usage error and returns 64 (EX_USAGE).

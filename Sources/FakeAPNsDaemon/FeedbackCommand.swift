@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `fake-apns feedback`: reads the pending tuples of a feedback service (FakeAPNs, or any
 /// server that speaks Apple's protocol) and prints one JSON line per tuple. Exits 0 when the

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +30,7 @@ enum HealthcheckCommand {
         switch options.webHost {
         case "0.0.0.0", "localhost": host = "127.0.0.1"
         case "::", "[::]": host = "::1"
-        default: host = options.webHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        default: host = options.webHost.trimming { $0 == "[" || $0 == "]" }
         }
         if let status = statusLine(host: host, port: options.webPort), status.hasPrefix("HTTP/1.") && status.contains(" 200 ") {
             return 0

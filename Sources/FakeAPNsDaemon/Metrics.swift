@@ -116,7 +116,15 @@ public final class Metrics: Sendable {
     }
 
     private static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        var escaped = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped.append(contentsOf: #"\\"#.unicodeScalars)
+            case "\"": escaped.append(contentsOf: #"\""#.unicodeScalars)
+            case "\n": escaped.append(contentsOf: #"\n"#.unicodeScalars)
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 }

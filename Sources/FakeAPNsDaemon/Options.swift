@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The daemon's options, parsed by hand (no outside packages here). One table describes every
 /// option: its flag, its environment variable (`FAKE_APNS_` and the flag in capitals), its help
@@ -76,7 +80,7 @@ public struct Options: Sendable {
 
         /// The environment variable: `--gateway-port` → `FAKE_APNS_GATEWAY_PORT`.
         var environmentName: String {
-            "FAKE_APNS_" + flag.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
+            "FAKE_APNS_" + String(flag.dropFirst(2).uppercased().map { $0 == "-" ? "_" : $0 })
         }
     }
 
@@ -170,7 +174,7 @@ public struct Options: Sendable {
         },
         Option(flag: "--broadcast-bundles", argument: "ID[,ID...]", help: "Only these bundles have the broadcast capability; channel and broadcast requests for others are answered 400 FeatureNotEnabled (default: every bundle).") {
             let bundles = $2.split(separator: ",", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
+                $0.trimmingWhitespace()
             }
             guard !bundles.contains(where: \.isEmpty) else {
                 throw UsageError(description: "\($1) takes bundle ids separated by commas, not '\($2)'")
@@ -259,7 +263,7 @@ public struct Options: Sendable {
             """
         for option in table {
             let left = option.flag + (option.argument.map { " " + $0 } ?? "")
-            text += "  " + left.padding(toLength: max(left.count, 28), withPad: " ", startingAt: 0) + "  " + option.help + "\n"
+            text += "  " + left.padded(to: 28) + "  " + option.help + "\n"
             text += String(repeating: " ", count: 32) + "[" + option.environmentName + "]\n"
         }
         text += """
@@ -379,11 +383,15 @@ public struct Options: Sendable {
     /// The text of the file an option names, or a ``StartFailure`` naming the option and the file
     /// and saying what is wrong: missing, a folder, unreadable, or not text.
     static func readFile(_ name: String, _ path: String) throws -> String {
+        #if canImport(FoundationEssentials)
+        var isFolder = false
+        #else
         var isFolder: ObjCBool = false
+        #endif
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw StartFailure(description: "\(name) \(path): no such file")
         }
-        guard !isFolder.boolValue else {
+        guard !Bool(isFolder) else {
             throw StartFailure(description: "\(name) \(path): a folder, not a file")
         }
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -17,10 +17,24 @@ final class OutputWriter: @unchecked Sendable {
     private let maximumWrite: Int
 
     /// A writer to standard output.
-    init() {
-        descriptor = STDOUT_FILENO
+    convenience init() {
+        self.init(standard: STDOUT_FILENO)
+    }
+
+    private init(standard descriptor: Int32) {
+        self.descriptor = descriptor
         ownsDescriptor = false
         maximumWrite = Self.maximumWrite(descriptor)
+    }
+
+    /// Writes `text` to standard output at once: the command-line tools' lines.
+    static func writeStandardOutput(_ text: String) {
+        OutputWriter(standard: STDOUT_FILENO).write(bytes: Array(text.utf8))
+    }
+
+    /// Writes `text` to standard error at once: the messages of every command.
+    static func writeStandardError(_ text: String) {
+        OutputWriter(standard: STDERR_FILENO).write(bytes: Array(text.utf8))
     }
 
     /// A writer appending to `path`, created if needed.

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `fake-apns send`: sends one notification to an HTTP/2 provider API or a binary gateway
 /// (FakeAPNs or any server that speaks Apple's protocols) and prints the outcome as one JSON

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `fake-apns token`: prints a provider token (an ES256 JWT, as Apple specifies it) on one
 /// line, for `authorization: bearer <token>`. Signed by default with the built-in test key,

@@ -38,6 +38,10 @@ final class ImageTests: XCTestCase {
         defer { _ = try? runTool(tool, ["rmi", "--force", tag]) }
         XCTAssertEqual(built.status, 0, built.error)
         print("ImageTests: \(built.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+        // "Built NAME with TOOL: 26 MB (26505736 bytes)": a fake that one CI job pulls for
+        // itself stays small (the README names the figure).
+        let bytes = built.output.split(separator: "(").last.flatMap { Int($0.prefix { $0.isNumber }) }
+        XCTAssertLessThanOrEqual(try XCTUnwrap(bytes, built.output), 30_000_000, built.output)
 
         let inspected = try runTool(tool, ["image", "inspect", "--format", "{{json .Config}}", tag])
         XCTAssertEqual(inspected.status, 0, inspected.error)
@@ -65,6 +69,11 @@ final class ImageTests: XCTestCase {
         let files = try FileManager.default.subpathsOfDirectory(atPath: root)
         XCTAssertFalse(files.contains { $0.hasSuffix("/sh") || $0 == "bin/sh" }, "the image holds a shell")
         XCTAssertFalse(files.contains("usr/share/fake-apns/ca.key"))
+        // The Swift runtime and Foundation are in the binary; no ICU data, no second TLS stack.
+        let libraries = files.filter { $0.contains(".so") }
+        for library in ["libswift", "libFoundation", "_FoundationICU", "libgnutls"] {
+            XCTAssertFalse(libraries.contains { $0.contains(library) }, "the image holds \(library): \(libraries)")
+        }
         let caPath = root + "/usr/share/fake-apns/ca.pem"
         XCTAssertEqual(try String(contentsOfFile: caPath, encoding: .utf8), TestCertificates.caPEM)
         try FileManager.default.createDirectory(atPath: root + "/proc", withIntermediateDirectories: true)
@@ -124,6 +133,28 @@ final class ImageTests: XCTestCase {
         kill(daemonPID, SIGTERM)
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(20)), 0, daemon.standardError)
         daemonPID = 0
+    }
+
+    /// The modules linked into `fake-apns` import FoundationEssentials, not Foundation (macOS,
+    /// which has no FoundationEssentials, aside): with the Swift runtime linked statically, one
+    /// `import Foundation` brings FoundationInternationalization and 40 MB of ICU data into the
+    /// binary and the image. Tests and FakeAPNsTesting, not linked into it, may import Foundation.
+    func testTheDaemonsModulesImportNoFoundationBeyondEssentials() throws {
+        var offenders: [String] = []
+        for module in ["FakeAPNs", "FakeAPNsDaemon", "fake-apns"] {
+            let folder = repositoryRoot.appendingPathComponent("Sources/\(module)")
+            let files = try XCTUnwrap(FileManager.default.subpathsOfDirectory(atPath: folder.path)).filter { $0.hasSuffix(".swift") }
+            XCTAssertFalse(files.isEmpty, folder.path)
+            for file in files {
+                let lines = try String(contentsOfFile: folder.appendingPathComponent(file).path, encoding: .utf8)
+                    .split(separator: "\n", omittingEmptySubsequences: false)
+                for (index, line) in lines.enumerated() where line.hasSuffix("import Foundation") {
+                    let guarded = index >= 3 && lines[index - 3] == "#if canImport(FoundationEssentials)" && lines[index - 1] == "#else"
+                    if !guarded { offenders.append("Sources/\(module)/\(file):\(index + 1)") }
+                }
+            }
+        }
+        XCTAssertEqual(offenders, [], "import FoundationEssentials there (#if canImport(FoundationEssentials) … #else import Foundation #endif)")
     }
 
     func testHealthcheckFailsWhenNothingAnswers() throws {

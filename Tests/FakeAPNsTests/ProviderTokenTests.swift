@@ -712,6 +712,7 @@ final class ProviderTokenTests: XCTestCase {
             try JWTSigningKey(keyID: Self.keyID, teamID: Self.teamID, p8File: "/nonexistent/AuthKey_X.p8")
         ) { error in
             XCTAssertTrue("\(error)".contains("/nonexistent/AuthKey_X.p8"), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix(": No such file or directory"), "\(error)")
         }
     }
 

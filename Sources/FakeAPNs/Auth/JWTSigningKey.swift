@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A key the server trusts for token authentication: the public half of an APNs auth key
 /// (`AuthKey_<key id>.p8`), with the key ID and the team ID Apple issued it under.
@@ -76,7 +83,9 @@ public struct JWTSigningKey: Sendable, Hashable {
         do {
             text = try String(contentsOfFile: p8File, encoding: .utf8)
         } catch {
-            throw JWTKeyError("cannot read the .p8 file \(p8File): \(error.localizedDescription)")
+            // What the system said (FoundationEssentials has no localized descriptions).
+            let reason = ((error as? CocoaError)?.underlying as? POSIXError).map { String(cString: strerror($0.code.rawValue)) }
+            throw JWTKeyError("cannot read the .p8 file \(p8File): \(reason ?? "\(error)")")
         }
         let key: EVPKey
         do {

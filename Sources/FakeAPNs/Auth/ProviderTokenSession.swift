@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The provider-token state of one HTTP/2 connection: the token it currently holds and the
 /// team its first accepted token bound it to. A pure value; the connection owns it and passes

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Makes provider tokens (JWTs) the way APNs clients do, for tests and the daemon's client.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Checks `authorization` headers against the keys a server trusts, by Apple's rules for
 /// provider tokens. A value: share it freely, and ask it from any thread.

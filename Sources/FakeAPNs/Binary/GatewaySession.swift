@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What every gateway connection of one server shares: the decoder's limits, the policy, and
 /// the intakes.

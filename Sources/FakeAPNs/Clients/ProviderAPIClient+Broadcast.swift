@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Channel management (`/1/apps/<bundle>/…`, Apple's port 2195 or 2196, FakeAPNs's 2198) and
 // broadcast send (`/4/broadcasts/apps/<bundle>`, the provider port) on the same client: each is

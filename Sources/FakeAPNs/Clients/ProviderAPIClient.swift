@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A provider's connection to the HTTP/2 provider API (`api.push.apple.com`, port 443 or
 /// 2197): one request per notification, one answer each. Works against FakeAPNs and any

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a request to the channel management API (`/1/apps/…`) or the broadcast API
 /// (`/4/broadcasts/…`) goes. Their paths never overlap `/3/device/…`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What every HTTP/2 connection of one server shares.
 struct HTTP2Context: Sendable {

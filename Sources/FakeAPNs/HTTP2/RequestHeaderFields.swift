@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The header fields of one request that ``RequestValidator`` reads, collected in one pass in
 /// arrival order: the first value of each field it reads, the first repeated name, and how

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which topics a request may push to, as its connection's authentication decides.
 enum TopicAuthority: Sendable, Hashable {

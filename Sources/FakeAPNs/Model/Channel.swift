@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A broadcast channel: what a provider creates through the channel management API to send one
 /// Live Activity update to every device subscribed to it.

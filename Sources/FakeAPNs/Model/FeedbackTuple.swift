@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One record of the feedback service: a device that no longer takes notifications for the
 /// app, and since when.

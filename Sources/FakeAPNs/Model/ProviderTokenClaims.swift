@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a verified JWT provider token said: which key signed it, for which team, and when.
 public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension PushNotification {
     /// The notification as one JSON object, the form the daemon logs and serves:

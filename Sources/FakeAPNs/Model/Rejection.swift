@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A notification the server refused, and why: malformed input, the device registry, or a
 /// fault rule. Every refusal lands on `server.rejections`, which pops like `notifications`:

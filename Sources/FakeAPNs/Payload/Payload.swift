@@ -1,5 +1,9 @@
 internal import CPOSIXShims
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A notification's payload: the raw bytes as they arrived, and lazily their JSON meaning.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The devices a server knows. In open mode (the default) any well-formed token is accepted
 /// and the registry only matters for the tokens it holds; in strict mode a token it does not

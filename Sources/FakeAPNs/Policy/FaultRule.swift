@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A deterministic fault: which notifications it hits, what it does to them, how many times.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The broadcast channels of one server, in its environment, with the devices subscribed to
 /// each and what each broadcast delivered to them.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The feedback service's pending tuples. Each connection to the feedback listener takes all
 /// of them, so each tuple is delivered once, as Apple's service did.

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 
 /// A queue of what the server received (``PushNotification``s) or refused, which a test pops
 /// with a timeout.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A fake Apple Push Notification service: the binary gateway and the feedback service, on
 /// local ports, with the notifications it accepts (and those it refuses) in queues that tests

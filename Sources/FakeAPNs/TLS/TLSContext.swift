@@ -1,6 +1,10 @@
 internal import COpenSSLShims
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An OpenSSL context: certificates, keys, verification settings, shared by every connection
 /// of one listener (or one client). Immutable once built, which makes it safe to share.

@@ -1,6 +1,10 @@
 internal import COpenSSLShims
 internal import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The daemon's control API: JSON over plain HTTP/1.1, for tests whose code under test is
 /// another process. List, get, clear and wait for notifications, rejections and broadcast

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // What a control API request asks, decoded strictly and purely: an `HTTPRequest` in, a
 // `ControlCommand` or a `ControlError` out, with no server, clock or state involved, so any input

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How the control API writes devices, feedback tuples and fault rules. Fault rules come out
 /// in the shape `POST /api/v1/faults` takes, so a listed rule can be posted back.

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The strict readers `ControlCommand(request:)` decodes with: percent escapes, query
 // parameters, JSON bodies. Each refusal is a `ControlError` that names the problem.

@@ -1,6 +1,10 @@
 internal import CMicroHTTPDShims
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One HTTP request as it arrived: plain values, no C in sight, so the decoding that follows
 /// can be called (and fuzzed) without a server.
