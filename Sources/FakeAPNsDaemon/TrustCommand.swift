@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -147,7 +151,7 @@ enum TrustCommand {
     /// `word` as a shell reads it back: as is when it is plain, single-quoted otherwise.
     static func shellQuoted(_ word: String) -> String {
         let plain = !word.isEmpty && word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./=:,@%+".contains($0)) }
-        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return plain ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 }
 
@@ -265,7 +269,8 @@ extension TrustCommand {
         /// temporary folder for the while.
         private func withCertificateFile(_ body: (String) -> Int32) -> Int32 {
             if let certificateFile { return body(certificateFile) }
-            let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(TrustStore.name(of: certificate) + ".pem").path
+            let folder = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            let file = (folder.hasSuffix("/") ? folder : folder + "/") + TrustStore.name(of: certificate) + ".pem"
             do {
                 try FileOperationError.save(certificate.pem, to: file)
             } catch {

@@ -1,5 +1,9 @@
 import FakeAPNs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -29,8 +33,8 @@ enum TrustStore: Equatable {
         /// `PATH` of a user who is not root often lacks).
         static let current = Machine(
             hasFolder: { path in
-                var isFolder: ObjCBool = false
-                return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+                var status = stat()
+                return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
             },
             tool: { name in
                 let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
@@ -100,7 +104,10 @@ enum TrustStore: Equatable {
 
     /// Bytes as lowercase hex.
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        bytes.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
     }
 }
 
@@ -147,7 +154,7 @@ enum PEMBundle {
         let begin = "-----BEGIN CERTIFICATE-----"
         let end = "-----END CERTIFICATE-----"
         var rest = text[...]
-        while let start = rest.range(of: begin), let stop = rest[start.upperBound...].range(of: end) {
+        while let start = rest.firstRange(of: begin), let stop = rest[start.upperBound...].firstRange(of: end) {
             let body = rest[start.upperBound..<stop.lowerBound]
             if let der = Data(base64Encoded: String(body), options: .ignoreUnknownCharacters), Array(der) == certificate.der {
                 return true
@@ -202,23 +209,46 @@ struct ToolRun {
     let status: Int32
     let output: String
 
-    /// Runs `command` (a full path and its arguments), its input empty.
+    /// Runs `command` (a full path and its arguments), its input empty, its output and errors
+    /// read through one pipe (`posix_spawn`: the daemon's Foundation has no `Process`).
     static func run(_ command: [String]) -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return ToolRun(status: 127, output: "\(command[0]): \(error)")
+        var pipe: [Int32] = [-1, -1]
+        guard Glibc.pipe(&pipe) == 0 else {
+            return ToolRun(status: 127, output: "\(command[0]): no pipe: \(String(cString: strerror(errno)))")
         }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
+        posix_spawn_file_actions_addclose(&actions, pipe[0])
+        posix_spawn_file_actions_addclose(&actions, pipe[1])
+        var arguments = command.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, command[0], &actions, nil, &arguments, environ)
+        close(pipe[1])
+        defer { close(pipe[0]) }
+        guard spawned == 0 else {
+            return ToolRun(status: 127, output: "\(command[0]): \(String(cString: strerror(spawned)))")
+        }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
+            if count > 0 {
+                output += buffer[0..<count]
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        // The exit status, or 128 and the signal's number, as a shell says it.
+        let exited = status & 0x7f == 0
+        return ToolRun(
+            status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: String(decoding: output, as: UTF8.self))
     }
 
     /// Whether the tool said it was refused permission.

@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One X.509 certificate as OpenSSL reads it from PEM text: its DER bytes, its subject, whether
 /// it may sign other certificates, and its SHA-256 and SHA-1 fingerprints. The daemon's
