@@ -140,9 +140,10 @@ final class PlaintextListenerTests: XCTestCase {
     }
 
     /// Python's `http.client` (HTTP/1.1 with keep-alive: every request on one connection,
-    /// one of them with a chunked body).
+    /// one of them with a chunked body): accepted, refused, and a fault's answer.
     func testPythonHTTPClientOnOneKeepAliveConnection() throws {
         try start()
+        server.faults.add(FaultRule(match: .token(Fixtures.otherToken), action: .respond(.tooManyRequests)))
         let script = """
             import http.client, json, sys
             connection = http.client.HTTPConnection("127.0.0.1", \(server.plaintextPort!), timeout=10)
@@ -160,19 +161,23 @@ final class PlaintextListenerTests: XCTestCase {
             send("\(devicePath())", "one")
             send("\(devicePath())", "two", chunked=True)
             send("/3/device/xyz", "bad")
+            send("\(devicePath(Fixtures.otherToken))", "faulted")
             print(json.dumps(answers))
             """
         let result = try runTool("/usr/bin/python3", ["-c", script])
         XCTAssertEqual(result.status, 0, result.error)
         let answers = try XCTUnwrap(
             try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
-        XCTAssertEqual(answers.map { $0["status"] as? Int }, [200, 200, 400])
+        XCTAssertEqual(answers.map { $0["status"] as? Int }, [200, 200, 400, 429])
         XCTAssertEqual(answers[2]["body"] as? String, #"{"reason":"BadDeviceToken"}"#)
+        XCTAssertEqual(answers[3]["body"] as? String, #"{"reason":"TooManyRequests"}"#)
         let pushes = try server.notifications.pop(count: 2, timeout: .seconds(5))
         XCTAssertEqual(pushes.map { $0.payload.aps.alert?.body }, ["one", "two"])
         XCTAssertEqual(pushes.map(\.apnsID), answers.prefix(2).map { $0["apns-id"] as? String })
         XCTAssertEqual(Set(pushes.map(\.connection.id)).count, 1, "one connection for both")
-        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).answer, .reason(.badDeviceToken))
+        let rejections = try server.rejections.pop(count: 2, timeout: .seconds(5))
+        XCTAssertEqual(rejections.map(\.answer), [.reason(.badDeviceToken), .reason(.tooManyRequests)])
+        XCTAssertEqual(rejections.map(\.cause), [.malformed, .fault])
     }
 
     /// python3-h2 over a plain socket, with prior knowledge: accepted, refused, faulted.
