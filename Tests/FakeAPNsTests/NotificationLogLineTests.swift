@@ -54,6 +54,21 @@ final class NotificationLogLineTests: XCTestCase {
         return result
     }
 
+    /// Both writers say which transport carried a push, the plaintext listener's included.
+    func testBothWritersSayTheTransport() {
+        for transport in ConnectionTransport.allCases {
+            let notification = PushNotification(
+                deviceToken: "00", payload: Payload(#"{"a":1}"#), format: .http2,
+                connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9", transport: transport))
+            var writer = PushNotification.JSONLineWriter(event: "notification")
+            var buffer: [UInt8] = []
+            writer.append(notification, to: &buffer)
+            let line = String(decoding: buffer.dropLast(), as: UTF8.self)
+            XCTAssertEqual(line, notification.jsonLine(event: "notification"))
+            XCTAssertTrue(line.hasSuffix(#","transport":"\#(transport.rawValue)"}"#), line)
+        }
+    }
+
     /// Lines as the daemon wrote them before its writer formatted into one buffer (captured
     /// from that implementation): the fixture's index and its line.
     static let expectedLines: [(Int, String)] = [

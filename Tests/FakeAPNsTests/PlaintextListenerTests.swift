@@ -64,13 +64,6 @@ final class PlaintextListenerTests: XCTestCase {
         return (Int(last.first ?? "") ?? 0, String(last.last ?? ""), headers, bodyLines.joined(separator: "\n"))
     }
 
-    private func pushArguments(alert: String, token: DeviceToken = Fixtures.token) -> [String] {
-        [
-            "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-            "--data", #"{"aps":{"alert":"\#(alert)"}}"#, base + devicePath(token),
-        ]
-    }
-
     /// One client, three answers: accepted (200, `apns-id`, `apns-unique-id` in the sandbox,
     /// the push queued with its transport), refused (`BadDeviceToken`), and a fault's
     /// (`TooManyRequests`, recorded as a refusal).
@@ -101,42 +94,35 @@ final class PlaintextListenerTests: XCTestCase {
         XCTAssertTrue(server.notifications.isEmpty, file: file, line: line)
     }
 
-    func testCurlOverHTTP1() throws {
-        try start()
-        try checkAcceptRefuseFault(transport: .http1) { alert, path in
-            let answer = try curl("--http1.1", [
+    /// A push as curl sends it in `mode`, checked to have spoken `version`.
+    private func curlPush(_ mode: String, version: String) -> (_ alert: String, _ path: String) throws
+        -> (status: Int, headers: [String: String], body: String)
+    {
+        { alert, path in
+            let answer = try self.curl(mode, [
                 "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-                "--data", #"{"aps":{"alert":"\#(alert)"}}"#, base + path,
+                "--data", #"{"aps":{"alert":"\#(alert)"}}"#, self.base + path,
             ])
-            XCTAssertEqual(answer.version, "1.1")
+            XCTAssertEqual(answer.version, version)
             return (answer.status, answer.headers, answer.body)
         }
     }
 
+    func testCurlOverHTTP1() throws {
+        try start()
+        try checkAcceptRefuseFault(transport: .http1, send: curlPush("--http1.1", version: "1.1"))
+    }
+
     func testCurlOverCleartextHTTP2WithPriorKnowledge() throws {
         try start()
-        try checkAcceptRefuseFault(transport: .h2c) { alert, path in
-            let answer = try curl("--http2-prior-knowledge", [
-                "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-                "--data", #"{"aps":{"alert":"\#(alert)"}}"#, base + path,
-            ])
-            XCTAssertEqual(answer.version, "2")
-            return (answer.status, answer.headers, answer.body)
-        }
+        try checkAcceptRefuseFault(transport: .h2c, send: curlPush("--http2-prior-knowledge", version: "2"))
     }
 
     /// curl `--http2` on an `http://` URL asks `Upgrade: h2c` in its first request; the
     /// answer comes on stream 1 of HTTP/2 after `101 Switching Protocols`.
     func testCurlUpgradesToH2C() throws {
         try start()
-        try checkAcceptRefuseFault(transport: .h2c) { alert, path in
-            let answer = try curl("--http2", [
-                "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-                "--data", #"{"aps":{"alert":"\#(alert)"}}"#, base + path,
-            ])
-            XCTAssertEqual(answer.version, "2")
-            return (answer.status, answer.headers, answer.body)
-        }
+        try checkAcceptRefuseFault(transport: .h2c, send: curlPush("--http2", version: "2"))
     }
 
     /// Python's `http.client` (HTTP/1.1 with keep-alive: every request on one connection,
