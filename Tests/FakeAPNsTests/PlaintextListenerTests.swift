@@ -246,6 +246,20 @@ final class PlaintextListenerTests: XCTestCase {
         XCTAssertEqual(try server.notifications.pop(count: 2, timeout: .seconds(5)).count, 2)
     }
 
+    /// HTTP/1.0 closes after each answer unless it asks to keep the connection, and then the
+    /// answer says it is kept.
+    func testHTTP10KeepsTheConnectionOnlyWhenAsked() throws {
+        try start()
+        let body = #"{"aps":{"alert":"1.0"}}"#
+        let head = "POST \(devicePath()) HTTP/1.0\r\nHost: x\r\ncontent-length: \(body.utf8.count)\r\n"
+        let closing = try exchange(head + "\r\n" + body)
+        XCTAssertTrue(closing.hasPrefix("HTTP/1.1 200 OK\r\n"), closing)
+        XCTAssertTrue(closing.contains("connection: close\r\n"), closing)
+        let kept = try exchange(head + "connection: keep-alive\r\n\r\n" + body) { $0.hasSuffix("\r\n\r\n") }
+        XCTAssertTrue(kept.contains("connection: keep-alive\r\n"), kept)
+        XCTAssertEqual(try server.notifications.pop(count: 2, timeout: .seconds(5)).count, 2)
+    }
+
     func testExpectContinueIsAnsweredBeforeTheBody() throws {
         try start()
         let body = #"{"aps":{"alert":"after 100"}}"#

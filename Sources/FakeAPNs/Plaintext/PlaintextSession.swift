@@ -58,6 +58,8 @@ final class PlaintextSession: RequestFraming {
     private var fieldIsComplete = true
     private var isHead = false
     private var keepAlive = true
+    /// The request is HTTP/1.0, whose keep-alive an answer must confirm.
+    private var isHTTP10 = false
     /// The decoded `HTTP2-Settings` of a first request that asks for h2c.
     private var upgradeSettings: [UInt8]?
     /// The HTTP/2 session the request of an upgrade switched to, once it is complete.
@@ -232,7 +234,11 @@ final class PlaintextSession: RequestFraming {
             output.append(contentsOf: "\r\n".utf8)
         }
         output.append(contentsOf: "content-length: \(body.count)\r\n".utf8)
-        if closes { output.append(contentsOf: "connection: close\r\n".utf8) }
+        if closes {
+            output.append(contentsOf: "connection: close\r\n".utf8)
+        } else if isHTTP10 {
+            output.append(contentsOf: "connection: keep-alive\r\n".utf8)
+        }
         lastHeaderEnd = (output.count, closes)
         output.append(contentsOf: "\r\n".utf8)
         if !isHead { output.append(contentsOf: body) }
@@ -274,6 +280,7 @@ final class PlaintextSession: RequestFraming {
         let method = String(cString: http_method_str(http_method(parser.pointee.method)))
         isHead = method == "HEAD"
         keepAlive = http_should_keep_alive(parser) != 0
+        isHTTP10 = parser.pointee.http_major == 1 && parser.pointee.http_minor == 0
         for index in fields.indices {
             fields[index].name = fields[index].name.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
         }
