@@ -103,7 +103,7 @@ private struct LinePreparation: NotificationRecordWriter {
     }
 
     /// `,"name":` and a value of at most `value` bytes.
-    private mutating func count(_ name: StaticString, value: Int) {
+    private mutating func reserve(_ name: StaticString, valueAtMost value: Int) {
         count += name.utf8CodeUnitCount + 4 + value
     }
 
@@ -116,11 +116,11 @@ private struct LinePreparation: NotificationRecordWriter {
     }
 
     mutating func integer(_ name: StaticString, _ value: Int) {
-        count(name, value: JSONWriter.maximumIntegerLength)
+        reserve(name, valueAtMost: JSONWriter.maximumIntegerLength)
     }
 
     mutating func optionalInteger(_ name: StaticString, _ value: Int?) {
-        count(name, value: JSONWriter.maximumIntegerLength)
+        reserve(name, valueAtMost: JSONWriter.maximumIntegerLength)
     }
 
     mutating func string(_ name: StaticString, _ value: String?) {
@@ -128,16 +128,16 @@ private struct LinePreparation: NotificationRecordWriter {
     }
 
     mutating func keyword(_ name: StaticString, _ value: String) {
-        count(name, value: value.utf8.count + 2)
+        reserve(name, valueAtMost: value.utf8.count + 2)
     }
 
     mutating func token(_ name: StaticString, _ value: DeviceToken) {
-        count(name, value: 2 * value.count + 2)
+        reserve(name, valueAtMost: 2 * value.count + 2)
     }
 
     mutating func timestamp(_ name: StaticString, _ value: Date) {
         micros = timestamps.prepare(value)
-        count(name, value: timestamps.prefix.count + Timestamp.fractionCount + 2)
+        reserve(name, valueAtMost: timestamps.prefix.count + Timestamp.fractionCount + 2)
     }
 
     mutating func json(_ name: StaticString, _ value: JSONValue) {
@@ -150,7 +150,7 @@ private struct LinePreparation: NotificationRecordWriter {
         }
         if isOneLineObject {
             copiesPayload = true
-            count(PushNotification.payloadMember, value: payloadCount)
+            reserve(PushNotification.payloadMember, valueAtMost: payloadCount)
         } else {
             PushNotification.writePayload(payload, to: &self)
         }
@@ -204,10 +204,20 @@ private struct LineCursor: NotificationRecordWriter {
         bytes.withUnsafeBufferPointer { write($0) }
     }
 
+    /// `,"name":`, the punctuation stored byte by byte: every member starts with one.
     private mutating func name(_ name: StaticString) {
-        write(#",""#)
+        pointer[0] = UInt8(ascii: ",")
+        pointer[1] = UInt8(ascii: "\"")
+        pointer += 2
         write(name)
-        write(#"":"#)
+        pointer[0] = UInt8(ascii: "\"")
+        pointer[1] = UInt8(ascii: ":")
+        pointer += 2
+    }
+
+    private mutating func quote() {
+        pointer.pointee = UInt8(ascii: "\"")
+        pointer += 1
     }
 
     /// Copies the next member the first pass wrote the ordinary way.
@@ -237,29 +247,29 @@ private struct LineCursor: NotificationRecordWriter {
 
     mutating func keyword(_ name: StaticString, _ value: String) {
         self.name(name)
-        write("\"")
+        quote()
         var value = value
         value.withUTF8 { bytes in
             assert(!bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }, "a keyword to escape")
             write(bytes)
         }
-        write("\"")
+        quote()
     }
 
     mutating func token(_ name: StaticString, _ value: DeviceToken) {
         self.name(name)
-        write("\"")
+        quote()
         pointer += value.writeHex(at: pointer)
-        write("\"")
+        quote()
     }
 
     mutating func timestamp(_ name: StaticString, _ value: Date) {
         self.name(name)
-        write("\"")
+        quote()
         write(parts.timestampPrefix)
         Timestamp.writeFraction(parts.micros, to: pointer)
         pointer += Timestamp.fractionCount
-        write("\"")
+        quote()
     }
 
     mutating func json(_ name: StaticString, _ value: JSONValue) {
