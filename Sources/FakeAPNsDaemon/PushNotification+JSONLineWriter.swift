@@ -46,6 +46,9 @@ extension PushNotification {
             preparation.start()
             notification.writeRecord(to: &preparation)
             let capacity = opening.count + preparation.count + 2
+            // The closure uses no stored property: one would have the preparation copied (its
+            // buffers retained and released) for every line.
+            let opening = opening
             preparation.withCursorParts { parts in
                 withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
                     var line = LineCursor(buffer.baseAddress!, parts)
@@ -145,12 +148,11 @@ private struct LinePreparation: NotificationRecordWriter {
     }
 
     mutating func payload(_ payload: Payload) {
-        let (isOneLineObject, payloadCount) = payload.withBytes { bytes in
-            (JSONValidator.isSingleLineObject(bytes), bytes.count)
-        }
-        if isOneLineObject {
+        // A Bool, not a tuple, from the engine's generic `withBytes`: across the module
+        // boundary it runs unspecialized, and a tuple's type would be looked up every line.
+        if payload.withBytes({ JSONValidator.isSingleLineObject($0) }) {
             copiesPayload = true
-            reserve(PushNotification.payloadMember, valueAtMost: payloadCount)
+            reserve(PushNotification.payloadMember, valueAtMost: payload.count)
         } else {
             PushNotification.writePayload(payload, to: &self)
         }
