@@ -5,15 +5,29 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The libFuzzer targets for the input parsers, in Fuzz/<name>/. `Scripts/fuzz.sh` builds them
+/// for libFuzzer (defining FUZZING, with the fuzzer and address sanitizers and testable
+/// imports: they call the parsers' internal entry points). Any other build makes programs that
+/// replay inputs given as arguments (Fuzz/Replay). Executables of this package and no product,
+/// so no other package sees them or the daemon's module.
+let fuzzTargets: [Target] = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI", "PlaintextSession"].map { name in
+    .executableTarget(
+        name: "Fuzz\(name)",
+        dependencies: ["FakeAPNs", "FuzzReplay"] + (name == "ControlAPI" ? ["FakeAPNsDaemon"] : []),
+        path: "Fuzz/\(name)",
+        exclude: ["BinaryDecoder", "PlaintextSession"].contains(name) ? [] : ["dictionary.txt"],
+        swiftSettings: strictSettings
+    )
+} + [
+    .target(name: "FuzzReplay", path: "Fuzz/Replay", swiftSettings: strictSettings),
+]
+
 let package = Package(
     name: "FakeAPNs",
     products: [
         .library(name: "FakeAPNs", targets: ["FakeAPNs"]),
         .library(name: "FakeAPNsTesting", targets: ["FakeAPNsTesting"]),
         .executable(name: "fake-apns", targets: ["fake-apns"]),
-        // Not an API: the daemon's module, for the fuzz package in Fuzz/ (a package sees only
-        // another's products). Its declarations are internal; the fuzz build imports it testable.
-        .library(name: "_FakeAPNsDaemonForFuzzing", targets: ["FakeAPNsDaemon"]),
     ],
     targets: [
         .systemLibrary(
@@ -96,6 +110,6 @@ let package = Package(
             dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport"],
             swiftSettings: strictSettings
         ),
-    ],
+    ] + fuzzTargets,
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer targets for FakeAPNs's input parsers (the package in Fuzz/):
+# libFuzzer targets for FakeAPNs's input parsers (Fuzz/<TARGET>/, executables of the package):
 #
 #   Scripts/fuzz.sh build                          builds the five targets into .build/fuzz/
 #   Scripts/fuzz.sh run [SECONDS_EACH] [TARGET...]  builds if needed, fuzzes each target for
@@ -11,10 +11,12 @@
 # Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in .build/fuzz/corpus/<TARGET>/,
 # where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
 #
-# The targets are the executables of the package in Fuzz/, which depends on this one by path
-# (FakeAPNs, and the daemon's module through the _FakeAPNsDaemonForFuzzing product). SwiftPM
-# builds them in release with -sanitize=fuzzer,address for the Swift and C code, and with
-# -enable-testing, as the targets call the parsers' internal entry points (`@testable import`).
+# The targets are the package's executables Fuzz<TARGET> (Package.swift's fuzzTargets), so
+# they reach the engine and the daemon's module without any product for other packages. Here
+# SwiftPM builds them in release with -sanitize=fuzzer,address for the Swift and C code, with
+# FUZZING defined (each target's main.swift then leaves main to libFuzzer; any other build
+# makes a program that replays the inputs named on its command line), and with -enable-testing,
+# as the targets call the parsers' internal entry points (`@testable import`).
 #
 # Environment: FUZZ_JOBS (targets run at once; default: the number of cores),
 # FUZZ_ARGS (extra libFuzzer flags, e.g. "-use_value_profile=1 -only_ascii=1"),
@@ -80,14 +82,14 @@ build() {
     find_tools
     local started=$SECONDS
     mkdir -p "$OUT/logs"
-    echo "fuzz.sh: building ${TARGETS[*]} (Fuzz/Package.swift) into ${BIN#"$ROOT/"}"
+    echo "fuzz.sh: building ${TARGETS[*]} (Fuzz/) into ${BIN#"$ROOT/"}"
     local target log
     for target in "${TARGETS[@]}"; do
         log="$OUT/logs/build-$target.log"
-        if ! "$SWIFT" build --package-path "$ROOT/Fuzz" --scratch-path "$OUT/swiftpm" -c release \
+        if ! "$SWIFT" build --package-path "$ROOT" --scratch-path "$OUT/swiftpm" -c release \
             --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
-            -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
-            -Xswiftc -use-ld=lld --product "$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
+            -Xswiftc -DFUZZING -Xswiftc -enable-testing -Xswiftc -warnings-as-errors \
+            -Xswiftc -use-ld=lld --product "Fuzz$target" >"$log" 2>&1 || grep -q -i 'warning:' "$log"; then
             echo "fuzz.sh: building $target failed:" >&2
             cat "$log" >&2
             die "build failed"
@@ -123,7 +125,7 @@ fuzz_one() { # target seconds
     [[ -n "${FUZZ_ARGS:-}" ]] && read -r -a extra <<<"$FUZZ_ARGS"
     local status=0
     # New inputs go to the first directory; the seeds are only read.
-    "$BIN/$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
+    "$BIN/Fuzz$target" "${options[@]}" "${extra[@]}" "$corpus" "$ROOT/Fuzz/corpus/$target" >"$log" 2>&1 &
     echo $! >"$OUT/logs/$target.pid"
     wait $! || status=$?
     # A target that ran nothing, or without coverage, found nothing either.
@@ -228,7 +230,7 @@ reproduce() {
     [[ -f "$2" ]] || die "no file $2"
     build >&2
     fuzzer_environment
-    exec "$BIN/$1" -rss_limit_mb=2048 -timeout=10 "$2"
+    exec "$BIN/Fuzz$1" -rss_limit_mb=2048 -timeout=10 "$2"
 }
 
 case "${1:-}" in

@@ -1,3 +1,4 @@
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 

@@ -6,27 +6,9 @@ import XCTest
 /// What the libFuzzer targets in Fuzz/ found, as tests, and every seed of their corpora
 /// (Fuzz/corpus/<target>/) replayed through the same library calls with the same invariants,
 /// in short. `Scripts/fuzz.sh` runs the targets themselves; see each target's main.swift for the
-/// input formats. The control API's ControlCommand is in FakeAPNsDaemon, out of this target's
-/// reach: its seeds are replayed here for their JSON bodies only.
+/// input formats. The ControlAPI target's findings and seeds are the daemon's: they are in
+/// FakeAPNsDaemonTests (DaemonFuzzRegressionTests, ControlAPIFuzzSeedTests).
 final class FuzzRegressionTests: XCTestCase {
-    // MARK: - Crashes found
-
-    /// Found by the ControlAPI target: the validator behind the daemon's log accepted a number
-    /// beyond Double's range, which the parser refuses, so the log copied the payload into its
-    /// line unparsed and the line itself no longer parses.
-    func testValidatorRefusesNumbersBeyondDouble() throws {
-        for text in [#"{"":1e999}"#, #"{"n":-1e400}"#, #"{"a":[1E+309]}"#] {
-            let bytes = Array(text.utf8)
-            XCTAssertThrowsError(try JSONValue.parse(bytes), text)
-            XCTAssertFalse(bytes.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }, text)
-            let notification = PushNotification(
-                deviceToken: DeviceToken(bytes: [0xFE, 0x15]), payload: Payload(text), format: .simple,
-                connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9"))
-            let line = notification.jsonLine(event: "notification")
-            XCTAssertNoThrow(try JSONValue(parsing: line), line)
-        }
-    }
-
     // MARK: - Seed replays
 
     func testBinaryDecoderSeeds() throws {
@@ -123,19 +105,6 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssert(
             verified.isSuperset(of: ["fresh-token", "der-signature", "other-team-binds", "fractional-iat", "string-iat"]),
             "\(verified)")
-    }
-
-    func testControlAPISeedBodies() throws {
-        for (name, input) in try fuzzSeeds("ControlAPI") {
-            let body = Array(input.drop { $0 != UInt8(ascii: "\n") }.dropFirst())
-            let valid = body.withUnsafeBufferPointer { JSONValidator.isSingleLineObject($0) }
-            let value = try? JSONValue.parse(body)
-            if valid { XCTAssertNotNil(value?.objectValue, name) }
-            if let value {
-                let text = value.serialized()
-                XCTAssertEqual(try JSONValue(parsing: text), value, name)
-            }
-        }
     }
 
     /// The plaintext listener's framing reports the same requests whether the bytes come at once

@@ -40,12 +40,17 @@ extension JSONValue {
 // MARK: - Writer
 
 /// Writes JSON values as UTF-8 bytes.
-struct JSONWriter {
+package struct JSONWriter {
     let sortedKeys: Bool
+
+    /// A writer that keeps object members in their order, or sorts them by key.
+    package init(sortedKeys: Bool) {
+        self.sortedKeys = sortedKeys
+    }
 
     /// Writes one value. Containers are written by their own functions so that this one,
     /// which recursion passes through at every level, keeps a small stack frame.
-    func write(_ value: JSONValue, to output: inout [UInt8]) {
+    package func write(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
         case .null:
             Self.append("null", to: &output)
@@ -96,7 +101,7 @@ struct JSONWriter {
     }
 
     /// Writes a quoted, escaped string. Runs of bytes that need no escape are copied at once.
-    static func writeString(_ string: String, to output: inout [UInt8]) {
+    package static func writeString(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in
@@ -127,7 +132,7 @@ struct JSONWriter {
     }
 
     /// Writes an integer's decimal digits without building a `String`.
-    static func writeInteger(_ int: Int, to output: inout [UInt8]) {
+    package static func writeInteger(_ int: Int, to output: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumIntegerLength) { buffer in
             let count = writeInteger(int, at: buffer.baseAddress!)
             output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
@@ -135,13 +140,13 @@ struct JSONWriter {
     }
 
     /// The most characters an integer takes: `Int.min` has 19 digits and a sign.
-    static let maximumIntegerLength = 20
+    package static let maximumIntegerLength = 20
 
     /// Writes an integer's decimal digits at `pointer`, which must have room for
     /// ``maximumIntegerLength`` bytes; returns how many were written. The digits are counted
     /// first, then formed right to left in place, two at a time: the daemon's log writes
     /// several integers per line, hundreds of thousands of lines a second.
-    static func writeInteger(_ value: Int, at pointer: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func writeInteger(_ value: Int, at pointer: UnsafeMutablePointer<UInt8>) -> Int {
         var start = pointer
         if value < 0 {
             start.initialize(to: UInt8(ascii: "-"))
@@ -199,7 +204,7 @@ struct JSONWriter {
     }
 
     /// Appends ASCII text known at compile time (a key and its punctuation, a literal).
-    static func append(_ text: StaticString, to output: inout [UInt8]) {
+    package static func append(_ text: StaticString, to output: inout [UInt8]) {
         output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

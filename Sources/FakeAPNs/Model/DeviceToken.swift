@@ -115,7 +115,7 @@ public struct DeviceToken: Hashable, Sendable, CustomStringConvertible, Expressi
 
     /// Writes ``hex``'s digits (two per byte) at `pointer`, which must have room for them;
     /// returns how many were written. The daemon's log writes every token this way.
-    func writeHex(at pointer: UnsafeMutablePointer<UInt8>) -> Int {
+    package func writeHex(at pointer: UnsafeMutablePointer<UInt8>) -> Int {
         let digits: StaticString = "0123456789abcdef"
         let table = digits.utf8Start
         return withUnsafeBytes { bytes in

@@ -8,8 +8,9 @@ import Foundation
 import Glibc
 #endif
 
-/// RFC 3339 UTC timestamps with microseconds ("2026-11-29T13:05:09.123456Z"), as the daemon
-/// prints them. Formatted by hand: it runs once per logged notification.
+/// RFC 3339 UTC timestamps with microseconds ("2026-11-29T13:05:09.123456Z"), as refusal
+/// details and the daemon print them. Formatted by hand: the daemon's log stamps every line;
+/// its `Timestamp.Writer` formats many in a row from the parts declared here.
 package enum Timestamp {
     /// `date` as RFC 3339 UTC with microseconds.
     package static func rfc3339(_ date: Date) -> String {
@@ -21,43 +22,21 @@ package enum Timestamp {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Formats the timestamps of many records in a row, the same text as ``rfc3339(_:)``. The
-    /// date and time of day are formatted once per second and only the microseconds per
-    /// record: the daemon's log stamps hundreds of thousands of lines a second, nearly all
-    /// within the same second as the line before.
-    struct Writer {
-        private var second: time_t?
-        /// "2026-11-29T13:05:09.": the date and time down to the second of the date last
-        /// passed to `prepare(_:)`.
-        private(set) var prefix: [UInt8] = []
+    /// How many bytes ``writeFraction(_:to:)`` writes.
+    package static let fractionCount = 7
 
-        /// Makes `prefix` the one of `date` and returns the microseconds to write after it.
-        mutating func prepare(_ date: Date) -> Int {
-            let (seconds, micros) = Timestamp.split(date)
-            if seconds != second {
-                prefix.removeAll(keepingCapacity: true)
-                Timestamp.appendSecond(seconds, to: &prefix)
-                second = seconds
-            }
-            return micros
+    /// Writes the six digits of `micros` (0 to 999,999) and the "Z" at `pointer`.
+    package static func writeFraction(_ micros: Int, to pointer: UnsafeMutablePointer<UInt8>) {
+        var remaining = micros
+        for position in (0..<6).reversed() {
+            pointer[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+            remaining /= 10
         }
-
-        /// How many bytes `writeFraction` writes.
-        static let fractionCount = 7
-
-        /// Writes the six digits of `micros` (0 to 999,999) and the "Z" at `pointer`.
-        static func writeFraction(_ micros: Int, to pointer: UnsafeMutablePointer<UInt8>) {
-            var remaining = micros
-            for position in (0..<6).reversed() {
-                pointer[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-                remaining /= 10
-            }
-            pointer[6] = UInt8(ascii: "Z")
-        }
+        pointer[6] = UInt8(ascii: "Z")
     }
 
     /// Whole seconds since 1970 and the microseconds past them, rounded to the nearest.
-    private static func split(_ date: Date) -> (seconds: time_t, micros: Int) {
+    package static func split(_ date: Date) -> (seconds: time_t, micros: Int) {
         let interval = date.timeIntervalSince1970
         var seconds = time_t(interval.rounded(.down))
         var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())
@@ -69,7 +48,7 @@ package enum Timestamp {
     }
 
     /// "2026-11-29T13:05:09." for `seconds` since 1970.
-    private static func appendSecond(_ seconds: time_t, to output: inout [UInt8]) {
+    package static func appendSecond(_ seconds: time_t, to output: inout [UInt8]) {
         var seconds = seconds
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -92,8 +71,8 @@ package enum Timestamp {
         var text: UInt64 = 0
         withUnsafeMutableBytes(of: &text) { buffer in
             let digits = buffer.bindMemory(to: UInt8.self)
-            Writer.writeFraction(micros, to: digits.baseAddress!)
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[0..<Writer.fractionCount]))
+            writeFraction(micros, to: digits.baseAddress!)
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[0..<fractionCount]))
         }
     }
 

@@ -78,7 +78,7 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// Calls `body` with the bytes, without copying them.
-    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try chunk.withBytes(at: Int(offset), count: Int(length), body)
     }
 

@@ -9,7 +9,7 @@
 // arrive); a buffer decodes to "incomplete" only while it is shorter than the longest valid
 // command, and a frame header claiming more than any valid frame is refused from its 5 bytes
 // (the gateway never holds more than a valid notification needs); failures never report
-// success. Built by Scripts/fuzz.sh (Fuzz/Package.swift); nothing here may trap but a broken
+// success. Built by Scripts/fuzz.sh (Package.swift's fuzzTargets); nothing here may trap but a broken
 // invariant.
 
 @testable import FakeAPNs

@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 @testable import FakeAPNs
+@testable import FakeAPNsDaemon
 
 /// The validator behind the daemon's fast log lines agrees with the parser, and the lines it
 /// makes are the notification's JSON.

@@ -1,4 +1,5 @@
-import FakeAPNs
+@testable import FakeAPNs
+@testable import FakeAPNsDaemon
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
@@ -67,6 +68,94 @@ final class NotificationLogLineTests: XCTestCase {
             XCTAssertEqual(line, notification.jsonLine(event: "notification"))
             XCTAssertTrue(line.hasSuffix(#","transport":"\#(transport.rawValue)"}"#), line)
         }
+    }
+
+    /// Every kind of record, every member: the log line and the tree are the same members in
+    /// the same order with the same values (the line with `event` first), as both follow one
+    /// schema, `PushNotification.writeRecord(to:)`.
+    func testBothWritersWriteEveryMemberOfEveryKindAlike() throws {
+        let claims = ProviderTokenClaims(keyID: "KEY123", teamID: "TEAM45", issuedAt: Date(timeIntervalSince1970: 5))
+        let http2Names = ["apnsID", "topic", "pushType", "collapseID"]
+        let kinds: [(format: PushNotification.Format, http2: PushNotification.HTTP2Fields?, names: [String])] = [
+            (.simple, nil, []),
+            (.enhanced, nil, []),
+            (.frame, nil, []),
+            (
+                .http2,
+                PushNotification.HTTP2Fields(
+                    apnsID: "0a1b2c3d-0000-4000-8000-000000000001", topic: "com.example.app",
+                    pushType: PushType(rawValue: "alert"), collapseID: "c\"1", providerToken: nil),
+                http2Names
+            ),
+            (
+                .http2,
+                PushNotification.HTTP2Fields(apnsID: "id", topic: nil, pushType: nil, collapseID: nil, providerToken: claims),
+                http2Names + ["keyID", "teamID"]
+            ),
+            (
+                .broadcast,
+                PushNotification.HTTP2Fields(
+                    apnsID: "6B0C4F1E-2A3D-4C5B-8E9F-0A1B2C3D4E5F", topic: "com.example.app",
+                    pushType: PushType(rawValue: "liveactivity"), collapseID: nil, providerToken: claims,
+                    channelID: "dHN0LXU0NTY=", requestID: "6b0c4f1e-2a3d-4c5b-8e9f-0a1b2c3d4e5f",
+                    uniqueID: "0f3c8a52-7d7e-4b8e-9e4f-2a1d6c5b4a39"),
+                http2Names + ["keyID", "teamID", "channel", "requestID", "uniqueID"]
+            ),
+            (
+                .broadcast,
+                PushNotification.HTTP2Fields(
+                    apnsID: "id", topic: "com.example.app", pushType: nil, collapseID: nil, providerToken: nil,
+                    channelID: "c", requestID: nil, uniqueID: nil),
+                http2Names + ["channel", "requestID", "uniqueID"]
+            ),
+        ]
+        let certificates: [(ClientCertificateInfo?, [String])] = [
+            (nil, []),
+            (ClientCertificateInfo(subject: "CN=Apple Push Services: com.example.app", topic: "com.example.app"), ["clientSubject", "clientTopic"]),
+            (ClientCertificateInfo(subject: "CN=é\n", topic: nil), ["clientSubject"]),
+        ]
+        // Written as the tree writes them (compact, no escapes to spare), then not.
+        let payloads: [(Payload, names: [String], canonical: Bool)] = [
+            (Payload(#"{"aps":{"alert":"Hi"},"n":1}"#), ["payload"], true),
+            (Payload(#" { "a" : [1.5e3, -0, true, null] } "#), ["payload"], false),
+            (Payload("{\n\"a\":1}"), ["payload"], false),
+            (Payload("not json"), ["payload", "payloadText", "payloadError"], false),
+            (Payload(bytes: [0xFF, 0xFE, 0x7B]), ["payload", "payloadBase64", "payloadError"], false),
+        ]
+        var checked = 0
+        for (kindIndex, kind) in kinds.enumerated() {
+            for transport in ConnectionTransport.allCases {
+                for (certificate, certificateNames) in certificates {
+                    let connection = ConnectionInfo(
+                        id: 7 + kindIndex, peer: "127.0.0.1:9", clientCertificate: certificate, transport: transport)
+                    for (payload, payloadNames, canonical) in payloads {
+                        var notification = PushNotification(
+                            deviceToken: Fixtures.token, payload: payload, identifier: 9, expiration: kindIndex % 2 == 0 ? nil : 60,
+                            priority: Priority(rawValue: 5), format: kind.format, connection: connection,
+                            receivedAt: Date(timeIntervalSince1970: 1_795_914_309.123456), http2: kind.http2)
+                        notification.sequenceNumber = UInt64(checked + 1)
+                        let line = notification.jsonLine(event: "notification")
+                        let tree = notification.jsonObject
+                        let parsed = try JSONValue(parsing: line)
+                        let names = ["sequence", "token"] + payloadNames + ["identifier", "expiration", "priority", "format"]
+                            + kind.names + ["receivedAt", "connection", "peer", "transport"] + certificateNames
+                        let context = "\(kind.format) \(kind.names) \(transport) \(certificateNames) \(payloadNames)"
+                        XCTAssertEqual(tree.objectValue.map { Array($0.keys) }, names, context)
+                        XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names, context)
+                        var expected = tree.objectValue.map { Array($0) } ?? []
+                        expected.insert((key: "event", value: "notification"), at: 0)
+                        XCTAssertEqual(parsed, .object(JSONObject(expected)), context)
+                        XCTAssertEqual(parsed["transport"]?.stringValue, transport.rawValue, context)
+                        XCTAssertEqual(parsed["format"]?.stringValue, kind.format.rawValue, context)
+                        if canonical {
+                            XCTAssertEqual(line, #"{"event":"notification","# + tree.serialized().dropFirst(), context)
+                        }
+                        checked += 1
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(checked, kinds.count * ConnectionTransport.allCases.count * certificates.count * payloads.count)
     }
 
     /// Lines as the daemon wrote them before its writer formatted into one buffer (captured

@@ -1,12 +1,12 @@
 /// SplitMix64: a small deterministic generator, so a failing fuzz case can be replayed.
-struct SeededRandom: RandomNumberGenerator {
+package struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var mixed = state
         mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9

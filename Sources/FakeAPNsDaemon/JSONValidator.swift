@@ -1,3 +1,5 @@
+import FakeAPNs
+
 /// Checks that bytes are one valid JSON text (RFC 8259, UTF-8) without building any value: the
 /// daemon's log copies a valid payload into its line as it is, which is many times faster than
 /// parsing and writing it again. Depth is limited like the parser's, so hostile nesting costs
