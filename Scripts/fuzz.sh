@@ -14,7 +14,7 @@
 # The targets are the package's executables Fuzz<TARGET> (Package.swift's fuzzTargets), so
 # they reach the engine and the daemon's module without any product for other packages. Here
 # SwiftPM builds them in release with -sanitize=fuzzer,address for the Swift and C code, with
-# FUZZING defined (each target's main.swift then leaves main to libFuzzer; any other build
+# FUZZING defined (each target's Replay.swift then leaves main to libFuzzer; any other build
 # makes a program that replays the inputs named on its command line), and with -enable-testing,
 # as the targets call the parsers' internal entry points (`@testable import`).
 #
