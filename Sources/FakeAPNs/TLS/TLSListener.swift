@@ -255,7 +255,7 @@ final class TLSListener: @unchecked Sendable {
             refuse(client, .noDescriptor(String(cString: strerror(errno)))) { spare.close(replacing: $0) }
             return true
         }
-        if let refusal = budget.admit(client, listener: budgetSlot, listenerHeld: openConnectionCount) {
+        if let refusal = budget.admit(client, listener: budgetSlot) {
             refuse(client, refusal)
             return true
         }

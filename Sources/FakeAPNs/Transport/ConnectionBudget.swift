@@ -21,9 +21,7 @@ final class ConnectionBudget: @unchecked Sendable {
     let reservedDescriptors: Int
 
     private let lock = ConditionLock()
-    // Protected by `lock`:
-    private var held = 0
-    /// Connections held by each listener, by the number `join()` gave it.
+    /// Connections held by each listener, by the number `join()` gave it. Protected by `lock`.
     private var heldByListener: [Int] = []
 
     /// Connection descriptors held by every server of the process.
@@ -44,18 +42,19 @@ final class ConnectionBudget: @unchecked Sendable {
     }
 
     /// Takes a place for the connection just accepted on `descriptor` by `listener` (its
-    /// number from `join()`), which holds `listenerHeld` connections, or says why there is none.
-    func admit(_ descriptor: Int32, listener: Int, listenerHeld: Int) -> ConnectionRefusal? {
-        if listenerHeld >= perListener { return .listenerLimit(perListener) }
-        // A lower bound of the descriptors open, without counting them: the system hands out
-        // the lowest free descriptor, so every one below `descriptor` is open; and the
-        // connections' own count covers those whose closing left gaps below.
-        let open = max(Int(descriptor), Self.heldInProcess.load(ordering: .relaxed)) + 1
-        let limit = DescriptorLimit.current
-        if limit - open < reservedDescriptors {
-            return .descriptorReserve(reserve: reservedDescriptors, limit: limit)
-        }
-        return lock.withLock {
+    /// number from `join()`), or says why there is none.
+    func admit(_ descriptor: Int32, listener: Int) -> ConnectionRefusal? {
+        lock.withLock {
+            if heldByListener[listener] >= perListener { return .listenerLimit(perListener) }
+            // A lower bound of the descriptors open, without counting them: the system hands
+            // out the lowest free descriptor, so every one below `descriptor` is open; and the
+            // connections' own count covers those whose closing left gaps below.
+            let open = max(Int(descriptor), Self.heldInProcess.load(ordering: .relaxed)) + 1
+            let limit = DescriptorLimit.current
+            if limit - open < reservedDescriptors {
+                return .descriptorReserve(reserve: reservedDescriptors, limit: limit)
+            }
+            let held = heldByListener.reduce(0, +)
             guard held < total else { return .totalLimit(total) }
             if limit != Int.max, heldByListener.count > 1 {
                 // What connections may still take after this one, and what they could hold in
@@ -68,7 +67,6 @@ final class ConnectionBudget: @unchecked Sendable {
                 }
                 if free < owed { return .descriptorShare(share: share, keptForOthers: owed) }
             }
-            held += 1
             heldByListener[listener] += 1
             Self.heldInProcess.add(1, ordering: .relaxed)
             return nil
@@ -77,10 +75,7 @@ final class ConnectionBudget: @unchecked Sendable {
 
     /// Gives back the place of a connection that `admit` let in for `listener`.
     func release(listener: Int) {
-        lock.withLock {
-            held -= 1
-            heldByListener[listener] -= 1
-        }
+        lock.withLock { heldByListener[listener] -= 1 }
         Self.heldInProcess.subtract(1, ordering: .relaxed)
     }
 
