@@ -224,6 +224,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
             guard state == .created else {
                 throw FakeAPNsServerError.alreadyStarted
             }
+            if configuration.plaintextPort != nil && configuration.authentication == .certificate {
+                throw FakeAPNsServerError.plaintextWithCertificateAuthentication
+            }
             let context = try TLSContext.server(
                 identity: configuration.identity, clientCertificates: configuration.clientCertificates)
             let gatewayContext = GatewayContext(
@@ -267,9 +270,6 @@ public final class FakeAPNsServer: @unchecked Sendable {
                     channelsListener = listener
                 }
                 if let plaintextPort = configuration.plaintextPort {
-                    if configuration.authentication == .certificate {
-                        throw FakeAPNsServerError.plaintextWithCertificateAuthentication
-                    }
                     let listener = try makeHTTP2Listener(port: plaintextPort, kind: .plaintext)
                     _ = try listener.start()
                     plaintextListener = listener
