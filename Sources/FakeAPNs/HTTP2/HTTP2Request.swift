@@ -67,9 +67,17 @@ struct HTTP2Request: Sendable {
     /// `text` with ASCII capitals lowered and every other character kept; header names are
     /// ASCII, and a Unicode-aware lowering could merge names HTTP/2 keeps apart.
     static func asciiLowercased(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return text }
-        return String(
-            decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self
-        )
+        guard text.utf8.contains(where: isASCIICapital) else { return text }
+        return String(decoding: asciiLowercased(text.utf8), as: UTF8.self)
+    }
+
+    /// `bytes` with ASCII capitals lowered: a header name as a request's fields are matched.
+    static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { isASCIICapital($0) ? $0 + 32 : $0 }
+    }
+
+    /// Whether `byte` is `A` to `Z`.
+    static func isASCIICapital(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
     }
 }

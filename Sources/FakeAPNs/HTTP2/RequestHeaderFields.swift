@@ -123,11 +123,10 @@ struct RequestHeaderFields: Sendable {
 
     /// Adds the next field of the header block.
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard name.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+        guard name.contains(where: HTTP2Request.isASCIICapital) else {
             return add(lowercaseName: name, value: value)
         }
-        let lowered = name.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }
-        lowered.withUnsafeBufferPointer { add(lowercaseName: $0, value: value) }
+        HTTP2Request.asciiLowercased(name).withUnsafeBufferPointer { add(lowercaseName: $0, value: value) }
     }
 
     /// Adds the next field, whose name has no capital: a connection's fields come from

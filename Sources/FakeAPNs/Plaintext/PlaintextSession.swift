@@ -282,7 +282,7 @@ final class PlaintextSession: RequestFraming {
         keepAlive = http_should_keep_alive(parser) != 0
         isHTTP10 = parser.pointee.http_major == 1 && parser.pointee.http_minor == 0
         for index in fields.indices {
-            fields[index].name = fields[index].name.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+            fields[index].name = HTTP2Request.asciiLowercased(fields[index].name)
         }
         if stream == 1, parser.pointee.upgrade == 1 { upgradeSettings = h2cSettings() }
         delegate.streamBegan(stream)
@@ -296,7 +296,7 @@ final class PlaintextSession: RequestFraming {
         let hasBody = parser.pointee.flags & UInt32(F_CHUNKED.rawValue) != 0 || parser.pointee.content_length > 0
             && parser.pointee.content_length != UInt64.max
         delegate.headersEnded(stream, endsStream: !hasBody)
-        if hasBody, parser.pointee.http_minor >= 1,
+        if hasBody, !isHTTP10,
             value(of: "expect").map({ String(decoding: $0, as: UTF8.self).lowercased() == "100-continue" }) == true
         {
             output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
