@@ -79,6 +79,20 @@ package struct Deadline: Sendable {
         return Deadline(time: total)
     }
 
+    /// The point `nanoseconds` after the monotonic clock's origin (see `monotonicNanoseconds()`).
+    package init(nanoseconds: UInt64) {
+        time = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+
+    private init(time: timespec) {
+        self.time = time
+    }
+
+    /// The point in nanoseconds on the monotonic clock, as `monotonicNanoseconds()` reads it.
+    package var nanoseconds: UInt64 {
+        UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
     package var hasPassed: Bool {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
