@@ -36,11 +36,6 @@ package final class DeadlineTimer: @unchecked Sendable {
 
     private init() {}
 
-    /// How many actions wait for their deadline.
-    package var pendingCount: Int {
-        lock.withLock { actions.count }
-    }
-
     /// Runs `action` on the timer's thread once `duration` has passed, unless cancelled first.
     /// Negative and zero durations run it as soon as the thread gets to it. Without a thread
     /// to start (a thread limit), runs it at once, on the caller's.
