@@ -40,7 +40,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private var liveTimers = 0
 
     /// An async pop, suspended: no thread waits for it, and its timeout is an entry of the
-    /// process's ``DeadlineTimer``.
+    /// process's `DeadlineTimer`.
     private struct AsyncWaiter {
         let id: UInt64
         let request: Request
@@ -239,7 +239,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     /// Suspends the task until `request` can be answered, `timeout` passes (then it throws a
     /// ``MailboxTimeout``) or the task is cancelled (then it throws `CancellationError` and
-    /// takes nothing). No thread waits meanwhile: an arrival, the process's ``DeadlineTimer``
+    /// takes nothing). No thread waits meanwhile: an arrival, the process's `DeadlineTimer`
     /// or the cancellation handler resumes it.
     private func suspend(for request: Request, awaited: String, timeout: Duration) async throws -> [Element] {
         let id = lock.withLock {
