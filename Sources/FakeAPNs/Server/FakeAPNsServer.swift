@@ -376,7 +376,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// processed. Connections still open after a second are cut. Queued notifications stay
     /// poppable. Safe to call twice.
     ///
-    /// It blocks the calling thread while connections drain (up to about 1.3 seconds); in async
+    /// It blocks the calling thread while connections drain (up to about a second); in async
     /// code, `await stop()` suspends the task instead.
     @available(*, noasync, message: "stop() blocks the thread while connections drain; in async code use await stop()")
     public func stop() {
@@ -384,7 +384,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         listeners.forEach { $0.finishStop() }
     }
 
-    /// Does what the blocking ``stop()`` does, suspending the task instead of blocking a
+    /// Does what the blocking `stop()` does, suspending the task instead of blocking a
     /// thread while the connections drain: no thread of Swift's cooperative pool, which
     /// the tests beside this one share, waits for them. Returns when the ports are free and
     /// every connection has ended. Safe to call twice.
