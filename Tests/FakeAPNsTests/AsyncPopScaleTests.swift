@@ -71,6 +71,16 @@ final class AsyncPopScaleTests: XCTestCase {
         XCTAssertEqual(box.liveTimerCount, 0)
     }
 
+    func testAnEnormousTimeoutWaitsLikeAnyOther() async throws {
+        let box = Mailbox<Int>(noun: "number")
+        let waiter = Task { try await box.next(timeout: .seconds(Int64.max)) }
+        XCTAssertTrue(eventually { box.waitingCount == 1 })
+        box.append(5)
+        let value = try await waiter.value
+        XCTAssertEqual(value, 5)
+        XCTAssertEqual(box.liveTimerCount, 0)
+    }
+
     func testTheDeadlineTimerRunsActionsInDeadlineOrderAndSkipsCancelledOnes() {
         let ran = Mailbox<Int>(noun: "action")
         let timer = DeadlineTimer.shared

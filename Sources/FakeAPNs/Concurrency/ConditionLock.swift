@@ -63,14 +63,15 @@ package final class ConditionLock: @unchecked Sendable {
 package struct Deadline: Sendable {
     package let time: timespec
 
-    /// Now plus `duration` (negative durations are now).
+    /// Now plus `duration` (negative durations are now; durations beyond a century are a
+    /// century, so that no timeout overflows the clock).
     package static func after(_ duration: Duration) -> Deadline {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let (seconds, attoseconds) = duration.components
         let extraNanoseconds = max(0, attoseconds / 1_000_000_000)
         var total = timespec(
-            tv_sec: now.tv_sec + Int(max(0, seconds)),
+            tv_sec: now.tv_sec + Int(min(max(0, seconds), Self.longest)),
             tv_nsec: now.tv_nsec + Int(seconds < 0 ? 0 : extraNanoseconds))
         if total.tv_nsec >= 1_000_000_000 {
             total.tv_sec += 1
@@ -78,6 +79,9 @@ package struct Deadline: Sendable {
         }
         return Deadline(time: total)
     }
+
+    /// A century, in seconds: the farthest deadline.
+    private static let longest: Int64 = 100 * 365 * 24 * 3600
 
     /// The point `nanoseconds` after the monotonic clock's origin (see `monotonicNanoseconds()`).
     package init(nanoseconds: UInt64) {
