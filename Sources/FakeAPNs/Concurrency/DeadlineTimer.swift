@@ -56,7 +56,7 @@ package final class DeadlineTimer: @unchecked Sendable {
             if heap[0].id == id { lock.broadcast() }
             guard !started else { return (Entry(id: id), false) }
             do {
-                try OSThread(name: "deadline-timer", stackSize: 64 * 1024) { [self] in run() }.detach()
+                try OSThread(name: "deadline-timer") { [self] in run() }.detach()
                 started = true
                 return (Entry(id: id), false)
             } catch {
