@@ -71,6 +71,37 @@ final class AsyncPopScaleTests: XCTestCase {
         XCTAssertEqual(box.liveTimerCount, 0)
     }
 
+    func testANextWhoseTaskIsCancelledBeforeItStartsTakesNothing() async throws {
+        let box = Mailbox<Int>(noun: "number")
+        box.append(1)
+        let started = Locked(false)
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            started.withLock { $0 = true }
+            return try await box.next(timeout: .seconds(60))
+        }
+        task.cancel()
+        let result = await task.result
+        XCTAssertTrue(started.withLock { $0 })
+        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        XCTAssertEqual(box.count, 1, "the queued item stays")
+        XCTAssertEqual(box.unqueuedWaiterCount, 0)
+    }
+
+    func testCancellingTasksWhoseNextWasAnsweredLeavesNothingBehind() async throws {
+        let box = Mailbox<Int>(noun: "number")
+        box.append(contentsOf: Array(0..<100))
+        let tasks = (0..<100).map { _ in Task { try await box.next(timeout: .seconds(60)) } }
+        var received: [Int] = []
+        for task in tasks {
+            received.append(try await task.value)
+            task.cancel()
+        }
+        XCTAssertEqual(received.sorted(), Array(0..<100))
+        XCTAssertEqual(box.unqueuedWaiterCount, 0)
+        XCTAssertEqual(box.waitingCount, 0)
+    }
+
     func testAnEnormousTimeoutWaitsLikeAnyOther() async throws {
         let box = Mailbox<Int>(noun: "number")
         let waiter = Task { try await box.next(timeout: .seconds(Int64.max)) }

@@ -35,7 +35,10 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private var wakeUps = 0
     /// The async pops waiting now, oldest (lowest id) first.
     private var asyncWaiters: [AsyncWaiter] = []
-    private var cancelledWaiters: Set<UInt64> = []
+    /// Async pops that have drawn their id but are not queued yet, and whether their task was
+    /// cancelled meanwhile. A pop answered or queued is no longer here, so a cancellation that
+    /// comes after the answer leaves nothing behind.
+    private var unqueuedWaiters: [UInt64: Bool] = [:]
     private var nextWaiterID: UInt64 = 0
     private var liveTimers = 0
 
@@ -99,6 +102,12 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     /// once every pop has been answered, cancelled or timed out.
     package var liveTimerCount: Int {
         lock.withLock { liveTimers }
+    }
+
+    /// How many async pops are between drawing their id and being queued or answered: none
+    /// once every pop has ended, however its task was cancelled.
+    package var unqueuedWaiterCount: Int {
+        lock.withLock { unqueuedWaiters.count }
     }
 
     /// The queued items, oldest first, without removing them.
@@ -244,12 +253,13 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private func suspend(for request: Request, awaited: String, timeout: Duration) async throws -> [Element] {
         let id = lock.withLock {
             nextWaiterID += 1
+            unqueuedWaiters[nextWaiterID] = false
             return nextWaiterID
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Element], any Error>) in
                 let immediate: Result<[Element], any Error>? = lock.withLock {
-                    if cancelledWaiters.remove(id) != nil { return .failure(CancellationError()) }
+                    if unqueuedWaiters.removeValue(forKey: id) == true { return .failure(CancellationError()) }
                     if let taken = take(request) { return .success(taken) }
                     insertWaiter(AsyncWaiter(id: id, request: request, continuation: continuation))
                     return nil
@@ -263,7 +273,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         } onCancel: {
             let waiting = lock.withLock { () -> Bool in
                 if waiterIndex(id) != nil { return true }
-                cancelledWaiters.insert(id)
+                if unqueuedWaiters[id] != nil { unqueuedWaiters[id] = true }
                 return false
             }
             if waiting { resumeWaiter(id, with: .failure(CancellationError())) }
