@@ -72,7 +72,6 @@ final class AsyncStopTests: XCTestCase {
         XCTAssertEqual(outcome.took.count, count)
         for took in outcome.took {
             XCTAssertGreaterThanOrEqual(took, .milliseconds(900), "the stop waited for the grace")
-            XCTAssertLessThan(took, .seconds(10))
         }
         for server in servers {
             XCTAssertEqual(server.openConnectionCount, 0, "the stuck connection was cut")
