@@ -23,7 +23,7 @@ esac
 FILTER=()
 case "$SCOPE" in
     concurrency)
-        FILTER=(--filter 'FakeAPNsTests\.(GatewayTests|MailboxTests|ServerLifecycleTests|HTTP2Tests|RegistryAndFaultTests|HistoryAndEventsTests|FeedbackTests|LoadTests|PolicyConcurrencyTests|HTTP2GoAwayTests|QuickClientPollingTests|PlaintextListenerTests)|FakeAPNsDaemonTests\.(ControlAPITests|EventLogTests)')
+        FILTER=(--filter 'FakeAPNsTests\.(GatewayTests|MailboxTests|AsyncPopScaleTests|ServerLifecycleTests|HTTP2Tests|RegistryAndFaultTests|HistoryAndEventsTests|FeedbackTests|LoadTests|PolicyConcurrencyTests|HTTP2GoAwayTests|QuickClientPollingTests|PlaintextListenerTests)|FakeAPNsDaemonTests\.(ControlAPITests|EventLogTests)')
         ;;
     all) ;;
     *) echo "sanitizers: the scope is concurrency or all, not '$SCOPE'" >&2; exit 64 ;;

@@ -21,14 +21,14 @@ extension Rejection {
         members += [
             (key: "format", value: format.map { .string($0.rawValue) } ?? .null),
             (key: "httpStatus", value: httpStatus.map { .int($0) } ?? .null),
-            (key: "apnsID", value: apnsID.map { .string($0) } ?? .null),
-            (key: "topic", value: topic.map { .string($0) } ?? .null),
+            (key: "apnsID", value: http2?.apnsID.map { .string($0) } ?? .null),
+            (key: "topic", value: http2?.topic.map { .string($0) } ?? .null),
         ]
-        if let channelOperation {
+        if let http2, let channelOperation = http2.channelOperation {
             members += [
                 (key: "channelOperation", value: .string(channelOperation.rawValue)),
-                (key: "channel", value: channelID.map { .string($0) } ?? .null),
-                (key: "requestID", value: requestID.map { .string($0) } ?? .null),
+                (key: "channel", value: http2.channelID.map { .string($0) } ?? .null),
+                (key: "requestID", value: http2.requestID.map { .string($0) } ?? .null),
             ]
         }
         members += [

@@ -83,40 +83,6 @@ extension Mailbox {
         } ?? []
     }
 
-    // MARK: - Former names, for one release
-
-    /// The former name of the blocking ``expectPop(timeout:fileID:filePath:line:column:)``.
-    @discardableResult
-    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
-    @available(*, deprecated, renamed: "expectPop(timeout:fileID:filePath:line:column:)")
-    public func expectNext(
-        timeout: Duration = defaultTimeout,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
-    ) -> Element? {
-        expectPop(timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
-    }
-
-    /// The former name of the blocking ``expectPop(count:timeout:fileID:filePath:line:column:)``.
-    @discardableResult
-    @available(*, noasync, message: "expectPop blocks the thread; in async code use expectNext")
-    @available(*, deprecated, renamed: "expectPop(count:timeout:fileID:filePath:line:column:)")
-    public func expect(
-        count: Int, timeout: Duration = defaultTimeout,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
-    ) -> [Element] {
-        expectPop(count: count, timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
-    }
-
-    /// The former name of the async ``expectNext(count:timeout:fileID:filePath:line:column:)``.
-    @discardableResult
-    @available(*, deprecated, renamed: "expectNext(count:timeout:fileID:filePath:line:column:)")
-    public func expect(
-        count: Int, timeout: Duration = defaultTimeout,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
-    ) async -> [Element] {
-        await expectNext(count: count, timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column)
-    }
-
     /// Records a failure listing what is queued unless the queue is empty now.
     public func expectEmpty(
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column

@@ -26,8 +26,9 @@ import Testing
 /// A test's own `.fakeAPNs(…)` replaces its suite's: the innermost trait decides, and only
 /// one server is started.
 ///
-/// The stop, which drains open connections for up to about a second, is awaited on a thread
-/// of its own, not on Swift's cooperative pool that the tests beside it share. Outside Swift
+/// The stop, which drains open connections for up to about a second, is the async
+/// `stop()`: the test's task is suspended meanwhile, and no thread of Swift's cooperative pool,
+/// which the tests beside it share, waits. Outside Swift
 /// Testing (XCTest, a program), `withFakeAPNs` does the same around a closure.
 public struct FakeAPNsTrait: TestTrait, SuiteTrait, TestScoping {
     /// How each test's server listens and what it accepts.
@@ -64,10 +65,10 @@ public struct FakeAPNsTrait: TestTrait, SuiteTrait, TestScoping {
         do {
             try await FakeAPNsServer.$current.withValue(server) { try await function() }
         } catch {
-            await server.stopAwaitingDrain()
+            await server.stop()
             throw error
         }
-        await server.stopAwaitingDrain()
+        await server.stop()
     }
 }
 

@@ -150,38 +150,6 @@ struct FakeAPNsSuiteTraitTests {
     }
 }
 
-/// How the trait and `withFakeAPNs` await a server's stop, which blocks for up to a second.
-@Suite struct AwaitingABlockingCallTests {
-    /// More blocking calls than the cooperative pool has threads, all blocked at once, still
-    /// leave the pool free for the task that releases them: each blocks a thread of its own.
-    @Test(.timeLimit(.minutes(1))) func blockingCallsAwaitedOnTheirOwnThreadsLeaveThePoolFree() async {
-        let count = ProcessInfo.processInfo.activeProcessorCount + 2
-        let release = DispatchSemaphore(value: 0)
-        let blocked = Locked(0)
-        let released = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<count {
-                group.addTask {
-                    await OSThread.run(name: "blocked-call") {
-                        blocked.withLock { $0 += 1 }
-                        return release.wait(timeout: .now() + 30) == .success
-                    }
-                }
-            }
-            // A task on the pool, once every call blocks: it runs only if they left it threads.
-            group.addTask {
-                let deadline = ContinuousClock.now + .seconds(20)
-                while blocked.withLock({ $0 }) < count, ContinuousClock.now < deadline { await Task.yield() }
-                for _ in 0..<count { release.signal() }
-                return true
-            }
-            var released = 0
-            for await done in group where done { released += 1 }
-            return released - 1
-        }
-        #expect(released == count, "every blocked call was released by the task on the pool")
-    }
-}
-
 /// Lets `count` tasks through once all of them have arrived.
 private actor Rendezvous {
     private let count: Int

@@ -63,20 +63,38 @@ package final class ConditionLock: @unchecked Sendable {
 package struct Deadline: Sendable {
     package let time: timespec
 
-    /// Now plus `duration` (negative durations are now).
+    /// Now plus `duration` (negative durations are now; durations beyond a century are a
+    /// century, so that no timeout overflows the clock).
     package static func after(_ duration: Duration) -> Deadline {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let (seconds, attoseconds) = duration.components
         let extraNanoseconds = max(0, attoseconds / 1_000_000_000)
         var total = timespec(
-            tv_sec: now.tv_sec + Int(max(0, seconds)),
+            tv_sec: now.tv_sec + Int(min(max(0, seconds), Self.longest)),
             tv_nsec: now.tv_nsec + Int(seconds < 0 ? 0 : extraNanoseconds))
         if total.tv_nsec >= 1_000_000_000 {
             total.tv_sec += 1
             total.tv_nsec -= 1_000_000_000
         }
         return Deadline(time: total)
+    }
+
+    /// A century, in seconds: the farthest deadline.
+    private static let longest: Int64 = 100 * 365 * 24 * 3600
+
+    /// The point `nanoseconds` after the monotonic clock's origin (see `monotonicNanoseconds()`).
+    package init(nanoseconds: UInt64) {
+        time = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+
+    private init(time: timespec) {
+        self.time = time
+    }
+
+    /// The point in nanoseconds on the monotonic clock, as `monotonicNanoseconds()` reads it.
+    package var nanoseconds: UInt64 {
+        UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     package var hasPassed: Bool {

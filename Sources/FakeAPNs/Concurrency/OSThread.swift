@@ -64,22 +64,3 @@ package struct ThreadStartError: Error, CustomStringConvertible {
 
     package var description: String { "starting thread \(name): \(String(cString: strerror(code)))" }
 }
-
-extension OSThread {
-    /// Runs the blocking `body` on a thread of its own and waits for it without holding a
-    /// thread of Swift's cooperative pool, which is as wide as the CPU count: a blocking call
-    /// awaited there (stopping a server drains connections for up to a second) would stall
-    /// other tasks, the tests running beside it. Without a thread to start, `body` runs on the
-    /// caller's.
-    package static func run<Value: Sendable>(
-        name: String, _ body: @escaping @Sendable () -> Value
-    ) async -> Value {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
-            do {
-                try OSThread(name: name) { continuation.resume(returning: body()) }.detach()
-            } catch {
-                continuation.resume(returning: body())
-            }
-        }
-    }
-}

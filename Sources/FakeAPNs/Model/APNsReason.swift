@@ -3,7 +3,7 @@
 /// be made for reasons not known yet.
 ///
 /// ```swift
-/// XCTAssertEqual(rejection.apnsReason, .badDeviceToken)
+/// XCTAssertEqual(rejection.answer, .reason(.badDeviceToken))
 /// server.faults.add(FaultRule(match: .every, action: .respond(.tooManyRequests)))
 /// ```
 public struct APNsReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

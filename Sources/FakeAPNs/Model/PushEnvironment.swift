@@ -8,8 +8,3 @@ public enum PushEnvironment: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The environment's name, "sandbox" or "production".
     public var description: String { rawValue }
 }
-
-/// The environment's name before it was told apart from APNSwift's `APNSEnvironment` (which is
-/// an endpoint, not sandbox or production) in test files that import both.
-@available(*, deprecated, renamed: "PushEnvironment")
-public typealias APNsEnvironment = PushEnvironment

@@ -60,16 +60,6 @@ public struct Rejection: Sendable, CustomStringConvertible {
         case nil: outcome
         }
     }
-    /// The binary status of the answer.
-    @available(*, deprecated, message: "compare answer with .status(_:)")
-    public var status: BinaryStatus? {
-        if case .status(let status) = answer { status } else { nil }
-    }
-    /// The HTTP/2 reason of the answer.
-    @available(*, deprecated, message: "compare answer with .reason(_:)")
-    public var apnsReason: APNsReason? {
-        if case .reason(let reason) = answer { reason } else { nil }
-    }
     /// A sentence saying exactly what was wrong ("token length 101 is over 100 bytes").
     public package(set) var detail: String
     /// What decided it.
@@ -86,21 +76,54 @@ public struct Rejection: Sendable, CustomStringConvertible {
     public package(set) var payload: Payload?
     /// The wire format, when the command byte was known.
     public package(set) var format: PushNotification.Format?
-    /// HTTP/2: the `apns-id` of the refused request.
-    public package(set) var apnsID: String?
-    /// HTTP/2: the `apns-topic` of the refused request, when it had one; channel management and
-    /// broadcast: the bundle ID of the path.
-    public package(set) var topic: String?
-    /// Channel management and broadcast: what the request asked for; nil for a notification
-    /// to a device, or a method the path does not answer.
-    public package(set) var channelOperation: ChannelOperation?
-    /// Channel management and broadcast: the `apns-channel-id` sent, as sent.
-    public package(set) var channelID: String?
-    /// Channel management and broadcast: the `apns-request-id` answered (the client's, or one
-    /// the server made).
-    public package(set) var requestID: String?
-    /// HTTP/2 410: the time the token became invalid, sent as `timestamp` in the body.
-    public package(set) var unregisteredAt: Date?
+    /// What only HTTP/2 requests carry; nil for the binary gateway's refusals.
+    public package(set) var http2: HTTP2Fields?
+
+    /// HTTP/2 only: the `apns-id` of the refused request.
+    public var apnsID: String? { http2?.apnsID }
+    /// HTTP/2 only: the `apns-topic` of the refused request, when it had one; channel
+    /// management and broadcast: the bundle ID of the path.
+    public var topic: String? { http2?.topic }
+    /// Channel management and broadcast only: what the request asked for; nil for a
+    /// notification to a device, or a method the path does not answer.
+    public var channelOperation: ChannelOperation? { http2?.channelOperation }
+    /// Channel management and broadcast only: the `apns-channel-id` sent, as sent.
+    public var channelID: String? { http2?.channelID }
+    /// Channel management and broadcast only: the `apns-request-id` answered (the client's, or
+    /// one the server made).
+    public var requestID: String? { http2?.requestID }
+    /// HTTP/2 410 only: the time the token became invalid, sent as `timestamp` in the body.
+    public var unregisteredAt: Date? { http2?.unregisteredAt }
+
+    /// The fields only HTTP/2 requests carry.
+    public struct HTTP2Fields: Sendable, Hashable {
+        /// The `apns-id` of the refused request, when it had one or the server made one up.
+        public let apnsID: String?
+        /// The `apns-topic`, when sent; channel management and broadcast: the path's bundle ID.
+        public let topic: String?
+        /// Channel management and broadcast: what the request asked for.
+        public let channelOperation: ChannelOperation?
+        /// Channel management and broadcast: the `apns-channel-id` sent, as sent.
+        public let channelID: String?
+        /// Channel management and broadcast: the `apns-request-id` answered.
+        public let requestID: String?
+        /// 410: the time the token became invalid.
+        public let unregisteredAt: Date?
+
+        /// The HTTP/2 fields of a refusal.
+        package init(
+            apnsID: String? = nil, topic: String? = nil, channelOperation: ChannelOperation? = nil,
+            channelID: String? = nil, requestID: String? = nil, unregisteredAt: Date? = nil
+        ) {
+            self.apnsID = apnsID
+            self.topic = topic
+            self.channelOperation = channelOperation
+            self.channelID = channelID
+            self.requestID = requestID
+            self.unregisteredAt = unregisteredAt
+        }
+    }
+
     /// The connection it came over.
     public package(set) var connection: ConnectionInfo
     /// When the server refused it.
@@ -108,7 +131,8 @@ public struct Rejection: Sendable, CustomStringConvertible {
     /// Its place in the order of refusals at this server, from 1.
     public package(set) var sequenceNumber: UInt64
 
-    /// A rejection record; `reason` says what happened when there is no `answer`.
+    /// A rejection record; `reason` says what happened when there is no `answer`. The HTTP/2
+    /// fields make ``http2``, which is nil when none is given and the format is not HTTP/2's.
     package init(
         answer: Answer? = nil, reason: String? = nil, detail: String, cause: Cause,
         responseSent: Bool, connectionClosed: Bool, identifier: UInt32 = 0, deviceToken: DeviceToken? = nil,
@@ -126,12 +150,11 @@ public struct Rejection: Sendable, CustomStringConvertible {
         self.deviceToken = deviceToken
         self.payload = payload
         self.format = format
-        self.apnsID = apnsID
-        self.topic = topic
-        self.channelOperation = channelOperation
-        self.channelID = channelID
-        self.requestID = requestID
-        self.unregisteredAt = unregisteredAt
+        let fields = HTTP2Fields(
+            apnsID: apnsID, topic: topic, channelOperation: channelOperation, channelID: channelID,
+            requestID: requestID, unregisteredAt: unregisteredAt)
+        let overHTTP2 = format == .http2 || format == .broadcast
+        self.http2 = overHTTP2 || fields != HTTP2Fields() ? fields : nil
         self.connection = connection
         self.receivedAt = receivedAt
         self.sequenceNumber = sequenceNumber

@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Dispatch
 
 /// A queue of what the server received (``PushNotification``s) or refused, which a test pops
 /// with a timeout.
@@ -34,17 +33,23 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     private var syncWaitedCounts: [Int] = []
     private var syncWaitersForAny = 0
     private var wakeUps = 0
+    /// The async pops waiting now, oldest (lowest id) first.
     private var asyncWaiters: [AsyncWaiter] = []
-    private var cancelledWaiters: Set<UInt64> = []
+    /// Async pops that have drawn their id but are not queued yet, and whether their task was
+    /// cancelled meanwhile. A pop answered or queued is no longer here, so a cancellation that
+    /// comes after the answer leaves nothing behind.
+    private var unqueuedWaiters: [UInt64: Bool] = [:]
     private var nextWaiterID: UInt64 = 0
     private var liveTimers = 0
 
+    /// An async pop, suspended: no thread waits for it, and its timeout is an entry of the
+    /// process's `DeadlineTimer`.
     private struct AsyncWaiter {
         let id: UInt64
         let request: Request
         let continuation: CheckedContinuation<[Element], any Error>
         /// Its timeout, cancelled as soon as the waiter is answered.
-        var timer: (any DispatchSourceTimer)?
+        var timeout: DeadlineTimer.Entry?
     }
 
     private enum Request {
@@ -93,10 +98,16 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         lock.withLock { arrivedTotal }
     }
 
-    /// How many timeouts of async pops are running: one per async pop still waiting, none once
-    /// every pop has been answered, cancelled or timed out.
+    /// How many timeouts of async pops are scheduled: one per async pop still waiting, none
+    /// once every pop has been answered, cancelled or timed out.
     package var liveTimerCount: Int {
         lock.withLock { liveTimers }
+    }
+
+    /// How many async pops are between drawing their id and being queued or answered: none
+    /// once every pop has ended, however its task was cancelled.
+    package var unqueuedWaiterCount: Int {
+        lock.withLock { unqueuedWaiters.count }
     }
 
     /// The queued items, oldest first, without removing them.
@@ -147,17 +158,6 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         where predicate: @escaping @Sendable (Element) -> Bool
     ) throws -> Element {
         try wait(for: .first(predicate), awaited: awaitedText(awaited), timeout: timeout)[0]
-    }
-
-    /// The former spelling of ``pop(timeout:awaiting:where:)``; its timeout message says
-    /// "a notification matching `description`".
-    @available(*, noasync, message: "pop blocks the thread; in async code use next")
-    @available(*, deprecated, renamed: "pop(timeout:awaiting:where:)")
-    public func pop(
-        timeout: Duration = defaultTimeout, matching description: String,
-        where predicate: @escaping @Sendable (Element) -> Bool
-    ) throws -> Element {
-        try wait(for: .first(predicate), awaited: "a \(noun) matching \(description)", timeout: timeout)[0]
     }
 
     /// Removes and returns everything queued, blocking the thread up to `timeout` for at least
@@ -246,70 +246,89 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         try await suspend(for: .all, awaited: "any \(noun)", timeout: timeout)
     }
 
+    /// Suspends the task until `request` can be answered, `timeout` passes (then it throws a
+    /// ``MailboxTimeout``) or the task is cancelled (then it throws `CancellationError` and
+    /// takes nothing). No thread waits meanwhile: an arrival, the process's `DeadlineTimer`
+    /// or the cancellation handler resumes it.
     private func suspend(for request: Request, awaited: String, timeout: Duration) async throws -> [Element] {
         let id = lock.withLock {
             nextWaiterID += 1
+            unqueuedWaiters[nextWaiterID] = false
             return nextWaiterID
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Element], any Error>) in
                 let immediate: Result<[Element], any Error>? = lock.withLock {
-                    if cancelledWaiters.remove(id) != nil { return .failure(CancellationError()) }
+                    if unqueuedWaiters.removeValue(forKey: id) == true { return .failure(CancellationError()) }
                     if let taken = take(request) { return .success(taken) }
-                    asyncWaiters.append(AsyncWaiter(id: id, request: request, continuation: continuation))
+                    insertWaiter(AsyncWaiter(id: id, request: request, continuation: continuation))
                     return nil
                 }
                 if let immediate {
                     continuation.resume(with: immediate)
                     return
                 }
-                startTimer(for: id, awaited: awaited, timeout: timeout)
+                scheduleTimeout(for: id, awaited: awaited, timeout: timeout)
             }
         } onCancel: {
-            let removed = lock.withLock { () -> Bool in
-                if asyncWaiters.contains(where: { $0.id == id }) { return true }
-                cancelledWaiters.insert(id)
+            let waiting = lock.withLock { () -> Bool in
+                if waiterIndex(id) != nil { return true }
+                if unqueuedWaiters[id] != nil { unqueuedWaiters[id] = true }
                 return false
             }
-            if removed { resumeWaiter(id, with: .failure(CancellationError())) }
+            if waiting { resumeWaiter(id, with: .failure(CancellationError())) }
         }
     }
 
-    /// Gives a waiter its timeout, unless it was answered meanwhile.
-    private func startTimer(for id: UInt64, awaited: String, timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds))
-        timer.setEventHandler { [weak self] in
+    /// Gives a waiter its timeout, unless it was answered meanwhile. Scheduled outside the
+    /// lock, and attached to the waiter after: whoever answers the waiter first cancels it, and
+    /// a timeout that comes first finds the waiter already queued.
+    private func scheduleTimeout(for id: UInt64, awaited: String, timeout: Duration) {
+        let entry = DeadlineTimer.shared.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             let error = lock.withLock { timeoutError(awaited: awaited, timeout: timeout) }
             resumeWaiter(id, with: .failure(error))
         }
         let attached = lock.withLock { () -> Bool in
-            guard let index = asyncWaiters.firstIndex(where: { $0.id == id }) else { return false }
-            asyncWaiters[index].timer = timer
+            guard let index = waiterIndex(id) else { return false }
+            asyncWaiters[index].timeout = entry
             liveTimers += 1
             return true
         }
-        // Activated only once attached, so that whoever answers the waiter cancels it.
-        timer.activate()
-        if !attached { timer.cancel() }
+        if !attached { DeadlineTimer.shared.cancel(entry) }
     }
 
     private func resumeWaiter(_ id: UInt64, with result: Result<[Element], any Error>) {
         let waiter: AsyncWaiter? = lock.withLock {
-            guard let index = asyncWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return removeWaiter(at: index)
+            waiterIndex(id).map { removeWaiter(at: $0) }
         }
         waiter?.continuation.resume(with: result)
     }
 
-    /// Inside the lock: takes a waiter out and stops its timeout.
+    /// Inside the lock: queues a waiter in id order (its id was drawn before the lock was
+    /// taken, so a later one may be queued already).
+    private func insertWaiter(_ waiter: AsyncWaiter) {
+        var index = asyncWaiters.count
+        while index > 0 && asyncWaiters[index - 1].id > waiter.id { index -= 1 }
+        asyncWaiters.insert(waiter, at: index)
+    }
+
+    /// Inside the lock: where the waiter `id` is, found by halving (waiters are in id order).
+    private func waiterIndex(_ id: UInt64) -> Int? {
+        var low = 0
+        var high = asyncWaiters.count
+        while low < high {
+            let middle = (low + high) / 2
+            if asyncWaiters[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < asyncWaiters.count && asyncWaiters[low].id == id ? low : nil
+    }
+
+    /// Inside the lock: takes a waiter out and cancels its timeout.
     private func removeWaiter(at index: Int) -> AsyncWaiter {
         let waiter = asyncWaiters.remove(at: index)
-        if let timer = waiter.timer {
-            timer.cancel()
+        if let timeout = waiter.timeout {
+            DeadlineTimer.shared.cancel(timeout)
             liveTimers -= 1
         }
         return waiter
@@ -336,7 +355,8 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
             queue.append(moving: &batch)
             if !asyncWaiters.isEmpty {
                 var index = 0
-                while index < asyncWaiters.count {
+                // An empty queue answers no waiter: the scan ends with the items.
+                while index < asyncWaiters.count && queue.count > 0 {
                     if let taken = take(asyncWaiters[index].request) {
                         ready.append((removeWaiter(at: index).continuation, taken))
                     } else {

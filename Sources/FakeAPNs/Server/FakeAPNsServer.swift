@@ -375,13 +375,34 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// notification accepted on them, and HTTP/2 connections a GOAWAY naming the last stream
     /// processed. Connections still open after a second are cut. Queued notifications stay
     /// poppable. Safe to call twice.
+    ///
+    /// It blocks the calling thread while connections drain (up to about a second); in async
+    /// code, `await stop()` suspends the task instead.
+    @available(*, noasync, message: "stop() blocks the thread while connections drain; in async code use await stop()")
     public func stop() {
+        let listeners = beginStop()
+        listeners.forEach { $0.finishStop() }
+    }
+
+    /// Does what the blocking `stop()` does, suspending the task instead of blocking a
+    /// thread while the connections drain: no thread of Swift's cooperative pool, which
+    /// the tests beside this one share, waits for them. Returns when the ports are free and
+    /// every connection has ended. Safe to call twice.
+    public func stop() async {
+        for listener in beginStop() {
+            await listener.finishStop()
+        }
+    }
+
+    /// Marks the server stopped and begins every listener's stop, so that they drain side by
+    /// side; returns the listeners, to finish their stops.
+    private func beginStop() -> [TLSListener] {
         let listeners: [TLSListener] = lock.withLock {
             state = .stopped
             return allListeners
         }
         listeners.forEach { $0.beginStop() }
-        listeners.forEach { $0.finishStop() }
+        return listeners
     }
 
     /// The binary gateway's bound port (0 before `start()`).
@@ -434,12 +455,6 @@ extension FakeAPNsServer {
     /// see it; a `Task.detached` does not, nor a thread the test starts. Each test has its own
     /// server, so tests running in parallel never see each other's.
     @TaskLocal public static var current: FakeAPNsServer?
-
-    /// ``stop()``, awaited without blocking a thread of the cooperative pool: the stop, which
-    /// drains connections for up to about a second, runs on a thread of its own.
-    package func stopAwaitingDrain() async {
-        await OSThread.run(name: "server-stop") { self.stop() }
-    }
 }
 
 /// Misuse of a server's lifecycle.

@@ -34,8 +34,8 @@ public func withFakeAPNs<Result>(
 /// ```
 ///
 /// `body` runs on the caller's actor (`isolation`), so it may touch the test's state. The stop
-/// is awaited on a thread of its own, not on Swift's cooperative pool, which the tests beside
-/// this one share. Under Swift Testing, the trait `.fakeAPNs` (module `FakeAPNsTesting`) does the same
+/// is `await server.stop()`: while connections drain, the task is suspended and
+/// no thread of Swift's cooperative pool, which the tests beside this one share, waits. Under Swift Testing, the trait `.fakeAPNs` (module `FakeAPNsTesting`) does the same
 /// for a whole test, with the server in ``FakeAPNsServer/current``.
 public func withFakeAPNs<Result>(
     configuration: FakeAPNsServer.Configuration = .init(),
@@ -47,9 +47,9 @@ public func withFakeAPNs<Result>(
     do {
         result = try await body(server)
     } catch {
-        await server.stopAwaitingDrain()
+        await server.stop()
         throw error
     }
-    await server.stopAwaitingDrain()
+    await server.stop()
     return result
 }

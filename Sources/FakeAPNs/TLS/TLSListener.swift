@@ -59,6 +59,9 @@ final class TLSListener: @unchecked Sendable {
     private var peakSinceRelease = 0
     private var drainDeadline: Deadline?
     private var stopDeadline: Deadline?
+    /// Async stops waiting for the last connection to end.
+    private var endWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var lastEndWaiter: UInt64 = 0
     private var boundPort = 0
 
     /// How long a stopping listener goes on reading from a client that keeps sending.
@@ -177,6 +180,38 @@ final class TLSListener: @unchecked Sendable {
             for stream in streams.values { stream.interrupt() }
         }
         waitForConnections()
+    }
+
+    /// ``finishStop()`` for async code: the task is suspended, not a thread blocked, while the
+    /// connections end (up to `stopGrace`); only the joins of threads already ending block.
+    func finishStop() async {
+        if let stopDeadline = lock.withLock({ stopDeadline }) {
+            await connectionsEnd(by: stopDeadline)
+        }
+        lock.withLock {
+            for stream in streams.values { stream.interrupt() }
+        }
+        await connectionsEnd(by: nil)
+        waitForConnections()
+    }
+
+    /// Suspends until no connection is open, or `deadline` passes.
+    private func connectionsEnd(by deadline: Deadline?) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let id: UInt64? = lock.withLock {
+                if streams.isEmpty || deadline?.hasPassed == true { return nil }
+                lastEndWaiter += 1
+                endWaiters[lastEndWaiter] = continuation
+                return lastEndWaiter
+            }
+            guard let id else { return continuation.resume() }
+            guard let deadline else { return }
+            // A timeout that comes after the connections ended finds no waiter and does nothing.
+            DeadlineTimer.shared.schedule(at: deadline) { [weak self] in
+                guard let self else { return }
+                lock.withLock { endWaiters.removeValue(forKey: id) }?.resume()
+            }
+        }
     }
 
     /// Waits `duration` on a connection's behalf (a fault delay); returns false at once when
@@ -362,13 +397,16 @@ final class TLSListener: @unchecked Sendable {
             if !isStopping { onHandshakeFailure(peer, error) }
         } catch {
         }
-        let burstEnded: Bool = lock.withLock {
+        let (burstEnded, stopsWaiting) = lock.withLock { () -> (Bool, [CheckedContinuation<Void, Never>]) in
             streams[id] = nil
             stream.close(notifyPeer: false)
             finished.append(id)
             lock.broadcast()
-            return burstPassed()
+            guard streams.isEmpty, !endWaiters.isEmpty else { return (burstPassed(), []) }
+            defer { endWaiters.removeAll() }
+            return (burstPassed(), Array(endWaiters.values))
         }
+        stopsWaiting.forEach { $0.resume() }
         budget.release(listener: budgetSlot)
         if burstEnded { fakeapns_release_free_memory() }
     }
