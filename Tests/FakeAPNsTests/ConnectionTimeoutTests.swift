@@ -14,7 +14,8 @@ final class ConnectionTimeoutTests: XCTestCase {
     private static let timeout: Duration = .milliseconds(500)
     private static let generous: Duration = .seconds(15)
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
     private let events = Mailbox<ServerEvent>(noun: "event")
 
     private func start(handshake: Duration? = .seconds(10), frame: Duration? = .seconds(10), idle: Duration? = nil) throws {
@@ -23,12 +24,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         configuration.handshakeTimeout = handshake
         configuration.frameTimeout = frame
         configuration.idleTimeout = idle
-        server = try FakeAPNsServer.started(configuration: configuration)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
+        try fixture.start(configuration, for: self)
     }
 
     /// Seconds since `start`.
