@@ -5,14 +5,11 @@ import XCTest
 
 /// The feedback service: tuples on connect, each once, then close.
 final class FeedbackTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private func read(identity: TLSIdentity? = nil) throws -> [FeedbackTuple] {
@@ -50,7 +47,7 @@ final class FeedbackTests: XCTestCase {
 
     func testFeedbackAsksForClientCertificatesLikeTheGateway() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         server.feedback.add(Fixtures.token, at: Date(timeIntervalSince1970: 5))
         XCTAssertThrowsError(try read(identity: nil))
         XCTAssertEqual(server.feedback.pendingTuples.count, 1, "a refused client takes nothing")
