@@ -8,14 +8,11 @@ import XCTest
 /// SETTINGS_MAX_HEADER_LIST_SIZE it announces (§6.5.2). Checked with openssl s_client, curl
 /// and nghttp, and with frames written by hand.
 final class HTTP2ConformanceTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private var devicePath: String { "/3/device/\(Fixtures.token.hex)" }
@@ -82,7 +79,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         ])
         XCTAssertEqual(made.status, 0, made.error)
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(
+        try fixture.restart(.init(
             identity: try TLSIdentity(certificateFile: certificate, privateKeyFile: key)))
         for cipher in ["ECDHE-RSA-AES128-GCM-SHA256", "DHE-RSA-AES256-GCM-SHA384", "DHE-RSA-CHACHA20-POLY1305"] {
             let result = try runTool("/usr/bin/curl", [
