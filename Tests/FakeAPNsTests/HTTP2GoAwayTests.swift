@@ -9,14 +9,11 @@ import XCTest
 /// frames and with python3-h2, a client that shares no code with the server and stops reading
 /// at GOAWAY.
 final class HTTP2GoAwayTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     // MARK: - Frame order
@@ -109,7 +106,7 @@ final class HTTP2GoAwayTests: XCTestCase {
 
     func testCertificateRefusalsNameThePathsToken() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        try fixture.restart(.init(authentication: .certificate))
         _ = try server.connectHTTP2().send(.push())
         _ = try server.connectHTTP2(identity: .testClient).send(.push(topic: "com.other.app"))
         let rejections = try server.rejections.pop(count: 2, timeout: .seconds(5))
