@@ -9,17 +9,14 @@ import XCTest
 /// (pipelining, `Expect: 100-continue`, malformed requests). Each gets the HTTP/2 listener's
 /// answers: an accepted push, a refusal with its reason, and a fault.
 final class PlaintextListenerTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     private func start(_ configure: (inout FakeAPNsServer.Configuration) -> Void = { _ in }) throws {
         var configuration = FakeAPNsServer.Configuration()
         configuration.plaintextPort = 0
         configure(&configuration)
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(configuration, for: self)
     }
 
     private var base: String { "http://127.0.0.1:\(server.plaintextPort!)" }
@@ -363,7 +360,7 @@ final class PlaintextListenerTests: XCTestCase {
     }
 
     func testOffByDefault() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         XCTAssertNil(server.plaintextPort)
     }
 }
