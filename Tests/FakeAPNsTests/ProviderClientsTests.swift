@@ -8,14 +8,11 @@ final class ProviderClientsTests: XCTestCase {
     private static let payload = Array(#"{"aps":{"alert":"Hello"}}"#.utf8)
     private static let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private func binaryClient() throws -> BinaryProviderClient {
@@ -76,7 +73,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testBinaryFinishThrowsWhenTheServerRefusesTheHandshakeAfterTheClientsSideCompleted() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         let client = try binaryClient()
         defer { client.close() }
         // The write may already meet the refusal; finish still reads the alert.
@@ -217,7 +214,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2ProviderTokenIsSentAsBearer() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.restart(.init(authentication: .testToken))
         let client = try http2Client()
         defer { client.close() }
         let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID)
