@@ -6,14 +6,11 @@ import XCTest
 /// Tests written as users of FakeAPNs write them: a provider under test, the fake in place of
 /// Apple, and assertions on what arrived.
 final class ScenarioTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     // MARK: - A portal sending one message to every device of a user
