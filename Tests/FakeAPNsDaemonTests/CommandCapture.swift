@@ -38,7 +38,7 @@ struct CommandOutcome {
 
     /// Runs the built `fake-apns` with `arguments` as a child process.
     init(executable arguments: [String]) throws {
-        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let result = try runTool(DaemonFixture.executable.path, arguments)
         let split = { (text: String) in text.split(separator: "\n").map(String.init) }
         status = result.status
         lines = split(result.output)

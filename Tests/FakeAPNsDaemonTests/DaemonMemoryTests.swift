@@ -29,10 +29,9 @@ final class DaemonMemoryTests: XCTestCase {
             try XCTSkipIf(dlsym(nil, runtime) != nil, "resident memory under a sanitizer measures the sanitizer")
         }
         try raiseDescriptorLimit(to: 3 * Self.count + 200)
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--log-file", "/dev/null"])
-        let ports = try daemon.listeningPorts()
-        let gateway = try XCTUnwrap(ports["gateway"])
-        let http2 = try XCTUnwrap(ports["http2"])
+        let daemon = try DaemonFixture.started(["--log-file", "/dev/null"], for: self)
+        let gateway = try daemon.port("gateway")
+        let http2 = try daemon.port("http2")
         let pid = daemon.process.processIdentifier
         var binaryClients: [TLSClient] = []
         var http2Clients: [IdleHTTP2Connection] = []

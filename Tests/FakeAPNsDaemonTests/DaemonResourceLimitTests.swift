@@ -12,15 +12,15 @@ import Glibc
 /// protocol once the flood is gone.
 final class DaemonResourceLimitTests: XCTestCase {
     private struct Started {
-        let daemon: DaemonProcess
+        let daemon: DaemonFixture
         let ports: [String: Int]
 
         func port(_ name: String) throws -> Int { try XCTUnwrap(ports[name], name) }
     }
 
-    private func started(launcher: [String], executable: URL = DaemonProcess.executable) throws -> Started {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, launcher: launcher, executable: executable)
-        return Started(daemon: daemon, ports: try daemon.listeningPorts(timeout: .seconds(20)))
+    private func started(launcher: [String], executable: URL = DaemonFixture.executable) throws -> Started {
+        let daemon = try DaemonFixture.started(launcher: launcher, executable: executable, startTimeout: .seconds(20), for: self)
+        return Started(daemon: daemon, ports: daemon.ports)
     }
 
     /// The control API's answer to GET `path`: status (0 when none came within 5 s) and body.
@@ -103,7 +103,7 @@ final class DaemonResourceLimitTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let executable = folder.appendingPathComponent("fake-apns")
-        try FileManager.default.copyItem(at: DaemonProcess.executable, to: executable)
+        try FileManager.default.copyItem(at: DaemonFixture.executable, to: executable)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         let user = 40_000 + Int(getpid()) % 20_000
         let started = try started(

@@ -1,127 +1,56 @@
 import FakeAPNsTestSupport
 import Foundation
+import XCTest
 @testable import FakeAPNs
+@testable import FakeAPNsDaemon
 
-#if canImport(Glibc)
-import Glibc
-#endif
+/// A daemon in this test process (a ``Daemon``, not the executable: for tests that read its
+/// state), every listener on a free port and then `arguments`, started, with a control API of
+/// its own on a free port beside the daemon's and an HTTP client of that API. Both stop when
+/// the test ends; `start` again replaces them. Tests of the executable use ``DaemonFixture``.
+///
+/// Unchecked: XCTest runs a test, its `setUp` and its teardown blocks one after another.
+final class InProcessDaemonFixture: @unchecked Sendable {
+    private(set) var daemon: Daemon!
+    private(set) var api: ControlAPI!
+    private(set) var http: HTTPTestClient!
+    private var stopsWithTest = false
 
-/// The built `fake-apns` executable, run as a child process, with its output lines in a queue.
-final class DaemonProcess: @unchecked Sendable {
-    let process = Process()
-    /// Standard output, a line at a time.
-    let lines = Mailbox<String>(noun: "output line")
-    /// Standard error, whole.
-    private let errorPipe = Pipe()
-    private let outputPipe = Pipe()
-
-    /// The built executable, in the products directory that holds the test bundle: this test
-    /// target depends on `fake-apns`, so building the tests builds it there.
-    static var executable: URL {
-        Bundle.main.bundleURL.appendingPathComponent("fake-apns")
-    }
-
-    /// A test run without the executable it runs, which `swift build --build-tests` builds.
-    struct NotBuilt: Error, CustomStringConvertible {
-        let path: String
-        var description: String { "no executable at \(path); swift build --build-tests builds fake-apns there" }
-    }
-
-    /// Runs `executable` with `arguments`; with a `launcher` (a command and its arguments, such
-    /// as `setpriv --reuid=… --`), runs the launcher with the executable's path and arguments
-    /// after its own; `descriptorLimit` sets the daemon's RLIMIT_NOFILE (soft and hard).
-    /// `root` is the folder a launcher that changes root (chroot) makes `/`, where the
-    /// executable must be.
-    init(
-        arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
-        executable: URL = DaemonProcess.executable, root: String = "", descriptorLimit: Int? = nil
+    /// Starts a daemon with `arguments` (after the free ports) and `channels` for `test`, its
+    /// events recorded by the metrics the API reports and passed to `onEvent`, and a control
+    /// API serving `maximumConnections` at once; a daemon already running is stopped first.
+    func start(
+        _ arguments: [String] = [], channels: [DevicesFile.Channel] = [],
+        maximumConnections: Int = ControlLimits.defaultMaximumConnections,
+        onEvent: (@Sendable (ServerEvent) -> Void)? = nil, backPressure: (@Sendable () -> Void)? = nil,
+        for test: XCTestCase
     ) throws {
-        guard FileManager.default.isExecutableFile(atPath: root + executable.path) else {
-            throw NotBuilt(path: root + executable.path)
+        if !stopsWithTest {
+            stopsWithTest = true
+            test.addTeardownBlock { self.stop() }
         }
-        var launcher = launcher
-        if let descriptorLimit {
-            launcher = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", "--"] + launcher
-        }
-        if let command = launcher.first {
-            process.executableURL = URL(fileURLWithPath: command)
-            process.arguments = launcher.dropFirst() + [executable.path] + arguments
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments
-        }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        process.standardOutput = outputPipe
-        process.standardError = errorPipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let handle = outputPipe.fileHandleForReading
-        let lines = self.lines
-        try OSThread(name: "daemon-output") {
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-            }
-        }.detach()
+        stop()
+        let options = try Options.parse(DaemonFixture.freePorts + arguments)
+        let metrics = Metrics()
+        let daemon = try Daemon(
+            options: options, devices: [], channels: channels,
+            onEvent: { event in
+                metrics.record(event)
+                onEvent?(event)
+            }, backPressure: backPressure)
+        try daemon.start(metrics: metrics)
+        self.daemon = daemon
+        api = ControlAPI(daemon: daemon, metrics: metrics, maximumConnections: maximumConnections)
+        http = HTTPTestClient(port: try api.start(host: "127.0.0.1", port: 0))
     }
 
-    /// Every listener on a port the system picks, so tests can run in parallel.
-    static let freePorts = ["--gateway-port", "0", "--feedback-port", "0", "--http2-port", "0", "--channels-port", "0", "--web-port", "0",
-    ]
-
-    /// The ports of the start line (the next output line), by listener name.
-    func listeningPorts(timeout: Duration = .seconds(10)) throws -> [String: Int] {
-        let start = try nextJSON(timeout: timeout)
-        return Dictionary(
-            uniqueKeysWithValues: (start["listeners"]?.arrayValue ?? []).compactMap { listener in
-                listener["name"]?.stringValue.map { ($0, listener["port"]?.intValue ?? 0) }
-            })
-    }
-
-    /// The next output line parsed as JSON.
-    func nextJSON(timeout: Duration = .seconds(10)) throws -> JSONValue {
-        try JSONValue(parsing: lines.pop(timeout: timeout))
-    }
-
-    /// The next JSON line of one of these events (`notification`, `rejected`, …), skipping others.
-    func next(_ events: Set<String> = ["notification", "rejected"], timeout: Duration = .seconds(10)) throws -> JSONValue {
-        let line = try lines.pop(timeout: timeout, awaiting: "an event in \(events.sorted())") { line in
-            guard let event = try? JSONValue(parsing: line)["event"]?.stringValue else { return false }
-            return events.contains(event)
-        }
-        return try JSONValue(parsing: line)
-    }
-
-    /// Sends `signal` and waits up to `timeout` for the process to exit; its status, or nil.
-    func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(5)) -> Int32? {
-        kill(process.processIdentifier, signal)
-        return waitForExit(timeout: timeout)
-    }
-
-    /// Waits up to `timeout` for the process to exit; its status, or nil if it is still running.
-    func waitForExit(timeout: Duration) -> Int32? {
-        guard eventually(timeout: timeout, { !process.isRunning }) else { return nil }
-        return process.terminationStatus
-    }
-
-    /// Everything the process wrote to standard error (after it exited).
-    var standardError: String {
-        String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    }
-
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+    /// Stops the API, then the daemon.
+    func stop() {
+        api?.stop()
+        daemon?.stop()
+        api = nil
+        daemon = nil
+        http = nil
     }
 }
 

@@ -19,27 +19,19 @@ final class JSONEscapingTests: XCTestCase {
 
     private var path = ""
     private var log: EventLog!
-    private var daemon: Daemon!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon! { fixture.daemon }
     private var http: HTTPTestClient!
 
     override func setUpWithError() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("escaping-\(UUID().uuidString).log").path
         let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .json)
-        let metrics = Metrics()
-        let options = try Options.parse(
-            DaemonProcess.freePorts)
-        daemon = try Daemon(
-            options: options, devices: [], onEvent: { event in
-                metrics.record(event)
-                log.record(event)
-            }, backPressure: { log.waitForRoom() })
-        try daemon.start(metrics: metrics)
+        try fixture.start(onEvent: { log.record($0) }, backPressure: { log.waitForRoom() }, for: self)
         self.log = log
         http = HTTPTestClient(port: daemon.webPort)
     }
 
     override func tearDown() {
-        daemon?.stop()
         log?.close()
         try? FileManager.default.removeItem(atPath: path)
     }
