@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Intake and TLSClient, to race resets against arrivals.
 @testable import FakeAPNs
 
 /// Retention, history, reset, and the event observer.
