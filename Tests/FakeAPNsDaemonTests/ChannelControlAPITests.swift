@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: Daemon, ControlAPI and DevicesFile, a daemon in this process.
 @testable import FakeAPNsDaemon
 
 /// The control API's channels, subscriptions and deliveries, over real HTTP, with broadcasts
