@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and its socket, and Mailbox.init.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
