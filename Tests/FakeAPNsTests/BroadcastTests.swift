@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: ProviderAPIClient.exchange, to send many requests on one connection.
 @testable import FakeAPNs
 
 /// Broadcast send (`POST /4/broadcasts/apps/<bundle>`) over real HTTP/2 connections: each

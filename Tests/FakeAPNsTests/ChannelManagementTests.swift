@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: ProviderAPIClient.exchange/json/serverStreamLimit, and Mailbox.init.
 @testable import FakeAPNs
 
 /// The channel management API (`/1/apps/<bundle>/channels`, `…/all-channels`) over real

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a client that holds its connection open.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

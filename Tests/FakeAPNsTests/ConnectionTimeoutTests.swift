@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Mailbox.init, to collect the server's events.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

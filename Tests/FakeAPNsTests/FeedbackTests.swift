@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to read the feedback service's raw bytes.
 @testable import FakeAPNs
 
 /// The feedback service: tuples on connect, each once, then close.

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Mailbox.init, to collect handshake failures.
 @testable import FakeAPNs
 
 /// Certificate and token authentication on the HTTP/2 provider API.

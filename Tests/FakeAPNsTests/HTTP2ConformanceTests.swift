@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: HTTP2Connection, to write frames by hand.
 @testable import FakeAPNs
 
 /// RFC 9113's rules the provider API holds to where nghttp2 alone would not: TLS 1.2 or later

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, RandomUUID and ProviderAPIClient.exchange/goAway/serverStreamLimit.
 @testable import FakeAPNs
 
 /// The HTTP/2 provider API over real connections: transport, answers, authentication, and the

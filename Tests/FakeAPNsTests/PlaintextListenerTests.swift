@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The plaintext listener, driven by clients the project did not write: curl over HTTP/1.1,
 /// over cleartext HTTP/2 with prior knowledge and with `Upgrade: h2c`, Python's `http.client`,

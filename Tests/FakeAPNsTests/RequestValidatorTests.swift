@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: RequestValidator, TopicAuthority and HTTP2Request.
 @testable import FakeAPNs
 
 final class RequestValidatorTests: XCTestCase {

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to send close_notify and read the gateway's answer as the providers it plays do.
 @testable import FakeAPNs
 
 /// Tests written as users of FakeAPNs write them: a provider under test, the fake in place of

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to trust another CA and to see a refused handshake.
 @testable import FakeAPNs
 
 /// Identities, client certificates, and what the TLS layer records.

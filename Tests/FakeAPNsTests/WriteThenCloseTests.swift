@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// Binary-era senders write their notifications and close at once, without close_notify and
 /// without reading anything. Every notification they wrote must arrive, exactly once, at every
