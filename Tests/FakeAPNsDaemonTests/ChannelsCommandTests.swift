@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: ChannelsCommand and SendCommand, run in this process.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns channels` and `fake-apns send --broadcast`, the built executable against

@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: SendCommand and FeedbackCommand, run in this process.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns send` and `fake-apns feedback` against a server in this process: what arrives,

@@ -2,6 +2,7 @@ import FakeAPNs
 import FakeAPNsTestSupport
 import XCTest
 
+// Reads internals on purpose: CommandOutput, to capture what a command prints.
 @testable import FakeAPNsDaemon
 
 /// Collects what a command (`send`, `token`, `ca`...) prints, from whichever thread prints it.

@@ -1,7 +1,9 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a gateway client that sends raw frames.
 @testable import FakeAPNs
+// Reads internals on purpose: Daemon and ControlAPI, to count the API's connections.
 @testable import FakeAPNsDaemon
 
 #if canImport(Glibc)

@@ -1,8 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
-@testable import FakeAPNsDaemon
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +31,7 @@ final class DaemonResourceLimitTests: XCTestCase {
 
     /// A notification over the binary gateway and one over HTTP/2 are accepted.
     private func expectServesBothProtocols(_ started: Started) throws {
-        let client = try TLSClient(host: "127.0.0.1", port: try started.port("gateway"))
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: try started.port("gateway"))
         try client.send(BinaryEncoder.enhanced(identifier: 77, token: Fixtures.token, payload: Fixtures.alert))
         let binary = try started.daemon.next(timeout: .seconds(20))
         XCTAssertEqual(binary["event"]?.stringValue, "notification")

@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: Daemon, ControlAPI and Options, for InProcessDaemonFixture.
 @testable import FakeAPNsDaemon
 
 /// A daemon in this test process (a ``Daemon``, not the executable: for tests that read its

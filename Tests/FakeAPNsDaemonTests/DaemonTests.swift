@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a gateway client that sends raw frames and reads the raw answer.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
-// The help texts, read where they are written (Options.help, SendCommand.help, …).
+// Reads internals on purpose: the help texts, where they are written (Options.help, SendCommand.help, …).
 @testable import FakeAPNsDaemon
 
 /// Every example of every `--help` works as pasted into a shell, against a daemon started with

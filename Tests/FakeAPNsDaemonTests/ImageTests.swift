@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Socket.listen and TLSClient.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

@@ -1,7 +1,9 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a gateway client that sends raw frames.
 @testable import FakeAPNs
+// Reads internals on purpose: Daemon, EventLog and OutputWriter, a daemon in this process.
 @testable import FakeAPNsDaemon
 
 /// Every string the daemon embeds in JSON (fault reasons and descriptions, rejection reasons

@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: TrustCommand, TrustStore and PEMBundle.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns trust`: what it writes into the system trust store and takes out, and that

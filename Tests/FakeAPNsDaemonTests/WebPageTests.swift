@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The web page at `/`: served from the binary under a strict policy, its live list fed by long
 /// polls on the histories, and drawn in a real headless Chromium (Tests/Clients/web_page_driver.py).
