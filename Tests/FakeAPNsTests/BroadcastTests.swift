@@ -157,7 +157,7 @@ final class BroadcastTests: XCTestCase {
             "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"), "--dump-header", "-",
             "--header", "apns-channel-id: \(channel.id)", "--header", "apns-push-type: LiveActivity",
             "--header", "apns-priority: 10", "--data", String(decoding: Self.payload, as: UTF8.self),
-            "https://127.0.0.1:\(server.http2Port!)/4/broadcasts/apps/\(Self.bundle)",
+            "https://127.0.0.1:\(fixture.http2Port)/4/broadcasts/apps/\(Self.bundle)",
         ])
         XCTAssertEqual(result.status, 0, result.error)
         XCTAssertTrue(result.output.hasPrefix("HTTP/2 200"), result.output)
