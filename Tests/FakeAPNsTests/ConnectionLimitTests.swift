@@ -59,7 +59,7 @@ final class ConnectionLimitTests: XCTestCase {
         let (server, refusals) = try started { $0.maximumConnections = 10 }
         let gateway = try (0..<6).map { _ in try RawConnection(port: server.gatewayPort) }
         XCTAssertTrue(eventually(timeout: .seconds(10)) { server.openConnectionCount == 6 })
-        let http2 = try (0..<6).map { _ in try RawConnection(port: server.http2Port!) }
+        let http2 = try (0..<6).map { _ in try RawConnection(port: fixture.http2Port) }
         XCTAssertEqual(closedConnections(http2.map(\.socket), count: 2), [4, 5], "the 11th and 12th connections are closed")
         XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 2 })
         for (listener, reason) in refusals.withLock({ $0 }) {
