@@ -14,7 +14,7 @@ final class FeedbackTests: XCTestCase {
     }
 
     private func read(identity: TLSIdentity? = nil) throws -> [FeedbackTuple] {
-        try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!, identity: identity)
+        try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort, identity: identity)
     }
 
     func testFeedbackListensOnItsOwnPort() {
@@ -30,7 +30,7 @@ final class FeedbackTests: XCTestCase {
         let short = DeviceToken(bytes: [0xAB, 0xCD])
         server.feedback.add(Fixtures.token, at: Date(timeIntervalSince1970: 1_700_000_000))
         server.feedback.add(FeedbackTuple(timestamp: 42, deviceToken: short))
-        let client = try TLSClient(host: "127.0.0.1", port: server.feedbackPort!)
+        let client = try TLSClient(host: "127.0.0.1", port: fixture.feedbackPort)
         let bytes = try client.readToEnd()
         XCTAssertEqual(bytes.count, 38 + 8, "38 bytes for a 32-byte token, 8 for a 2-byte one")
         XCTAssertEqual(Array(bytes[0..<6]), [0x65, 0x53, 0xF1, 0x00, 0x00, 0x20])
