@@ -205,7 +205,7 @@ final class HTTP2GoAwayTests: XCTestCase {
     /// Sends one push with the given client SETTINGS and returns every frame the server sent
     /// until it closed the connection, in order.
     private func exchangeRawFrames(settings: [(id: Int32, value: UInt32)]) throws -> [RawFrame] {
-        let tls = try TLSClient(host: server.configuration.host, port: server.http2Port!, offerHTTP2: true)
+        let tls = try TLSClient(host: server.configuration.host, port: fixture.http2Port, offerHTTP2: true)
         defer { tls.close() }
         let session = try NGHTTP2Session(server: false, delegate: IgnoringDelegate())
         session.submitSettings(settings)
