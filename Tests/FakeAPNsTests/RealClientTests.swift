@@ -9,7 +9,7 @@ final class RealClientTests: XCTestCase {
     private var server: FakeAPNsServer { fixture.server }
 
     private func url(_ token: DeviceToken = Fixtures.token) -> String {
-        "https://127.0.0.1:\(server.http2Port!)/3/device/\(token.hex)"
+        "https://127.0.0.1:\(fixture.http2Port)/3/device/\(token.hex)"
     }
 
     private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
@@ -66,7 +66,7 @@ final class RealClientTests: XCTestCase {
         let create = try curl([
             "--dump-header", "-", "--header", "apns-request-id: \(requestID)",
             "--data", #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#,
-            "https://127.0.0.1:\(server.http2Port!)/1/apps/com.example.app/channels",
+            "https://127.0.0.1:\(fixture.http2Port)/1/apps/com.example.app/channels",
         ])
         XCTAssertEqual(create.status, 201)
         XCTAssertEqual(headerValues("apns-request-id", in: create.body), [requestID])
@@ -84,7 +84,7 @@ final class RealClientTests: XCTestCase {
 
     func testCurlSeesAppleErrorBodies() throws {
         try fixture.start(for: self)
-        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port!)/3/device/xyz"])
+        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(fixture.http2Port)/3/device/xyz"])
         XCTAssertEqual(answer.status, 400)
         XCTAssertEqual(answer.body, #"{"reason":"BadDeviceToken"}"#)
     }
