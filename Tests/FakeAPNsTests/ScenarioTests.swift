@@ -83,10 +83,10 @@ final class ScenarioTests: XCTestCase {
         // The user uninstalls the app from the tablet.
         let uninstalled = Date(timeIntervalSince1970: 1_764_000_000)
         server.devices.unregister(tablet, at: uninstalled)
-        let feedback = try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!)
+        let feedback = try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort)
         XCTAssertEqual(feedback, [FeedbackTuple(timestamp: 1_764_000_000, deviceToken: tablet)])
         XCTAssertEqual(feedback.first?.date, uninstalled)
-        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!), [])
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort), [])
     }
 
     // MARK: - The classic tutorial sender
