@@ -1,8 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: TLSClient, a client that holds its connection open.
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +48,7 @@ final class ConnectionLimitTests: XCTestCase {
         // Released, the gateway serves again.
         flood.removeAll()
         XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount <= 1 }, "the flood's connections end")
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 7, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 7)
         XCTAssertEqual(refusals.withLock { $0.count }, 20, "nothing else was refused")
@@ -94,7 +93,7 @@ final class ConnectionLimitTests: XCTestCase {
         }
         flood.removeAll()
         XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount == 0 })
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 8, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 8)
     }
@@ -119,7 +118,7 @@ final class ConnectionLimitTests: XCTestCase {
         let port = server.gatewayPort
         // One whole connection first, so whatever the process opens once, lazily (OpenSSL's
         // random sources, the runtime's own), is open before descriptors run out.
-        let warmUp = try server.connectClient()
+        let warmUp = try fixture.binaryClient()
         try warmUp.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 1)
         warmUp.close()
@@ -179,7 +178,7 @@ final class ConnectionLimitTests: XCTestCase {
             XCTAssertEqual(reason.cause, "no-descriptor", "\(reason)")
             XCTAssertEqual(reason, .noDescriptor(String(cString: strerror(EMFILE))))
         }
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 9, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 9)
     }

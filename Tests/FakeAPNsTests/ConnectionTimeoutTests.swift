@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: Mailbox.init, to collect the server's events.
+// Reads internals on purpose: TLSClient and TLSStream, clients that stall mid-handshake or mid-frame, and Mailbox.init to collect the events.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

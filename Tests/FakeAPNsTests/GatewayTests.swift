@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: TLSClient, to write raw binary frames and read the raw answer.
+// Reads internals on purpose: TLSClient and its stream, to write raw binary frames and read the raw answer.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

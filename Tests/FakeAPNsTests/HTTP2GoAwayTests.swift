@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: HTTP2SessionDelegate, to read the frames around GOAWAY.
+// Reads internals on purpose: TLSClient, HTTP2SessionDelegate and ProviderAPIClient.exchange/goAway, to read the frames around GOAWAY.
 @testable import FakeAPNs
 
 /// GOAWAY on the provider API, whoever sends it (a fault rule, the server stopping, nghttp2

@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: QuickClientPolling and TLSStream.
+// Reads internals on purpose: QuickClientPolling, TLSStream and TLSContext.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
