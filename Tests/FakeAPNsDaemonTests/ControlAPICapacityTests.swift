@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: TLSClient, a gateway client that sends raw frames.
+// Reads internals on purpose: Socket and TLSClient, raw connections to the API and the gateway.
 @testable import FakeAPNs
 // Reads internals on purpose: Daemon and ControlAPI, to count the API's connections.
 @testable import FakeAPNsDaemon

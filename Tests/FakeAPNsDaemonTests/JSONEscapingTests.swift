@@ -1,8 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: TLSClient, a gateway client that sends raw frames.
-@testable import FakeAPNs
+import FakeAPNs
 // Reads internals on purpose: Daemon, EventLog and OutputWriter, a daemon in this process.
 @testable import FakeAPNsDaemon
 
@@ -62,7 +61,7 @@ final class JSONEscapingTests: XCTestCase {
 
     private func sendBinary(_ token: DeviceToken, payload: [UInt8], identifier: UInt32) throws {
         let before = daemon.server.notifications.totalArrived + daemon.server.rejections.totalArrived
-        let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
         defer { client.close() }
         try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: payload))
         XCTAssertTrue(eventually {
