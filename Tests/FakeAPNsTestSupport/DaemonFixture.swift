@@ -8,11 +8,10 @@ import Glibc
 
 /// The built `fake-apns` executable, run as a child process, with its output lines in a queue.
 ///
-/// ``started(_:onFreePorts:environment:launcher:executable:root:descriptorLimit:startTimeout:for:)`` starts
-/// a daemon the way every test that needs one running does: every listener on a port the system
-/// picks (then `arguments`), the start line awaited and its ports read, the daemon stopped when
-/// the test ends. ``init(arguments:environment:launcher:executable:root:descriptorLimit:)``
-/// only launches it, for runs that end by themselves (usage errors, `--help`).
+/// `started(…, for: test)` starts a daemon the way every test that needs one running does: every
+/// listener on a port the system picks (then `arguments`), the start line awaited and its ports
+/// read, the daemon stopped when the test ends. `init(arguments:…)` only launches it, for runs
+/// that end by themselves (usage errors, `--help`).
 ///
 /// ```swift
 /// let daemon = try DaemonFixture.started(["--auth", "token"], for: self)
@@ -25,7 +24,7 @@ package final class DaemonFixture: @unchecked Sendable {
     /// Standard error, whole.
     private let errorPipe = Pipe()
     private let outputPipe = Pipe()
-    /// The start line (`"event":"listening"`), for a daemon ``started(_:onFreePorts:environment:launcher:executable:root:descriptorLimit:startTimeout:for:)``.
+    /// The start line (`"event":"listening"`) of a daemon `started(…)`.
     package private(set) var startLine: JSONValue = .null
     /// The ports of the start line, by listener name (`gateway`, `feedback`, `http2`, …).
     package private(set) var ports: [String: Int] = [:]
@@ -57,22 +56,29 @@ package final class DaemonFixture: @unchecked Sendable {
     /// waits up to `startTimeout` for its start line and reads the ports from it; the daemon is
     /// stopped when `test` ends (SIGTERM, then SIGKILL if it is still running 5 s later).
     /// `environment`, `launcher`, `executable`, `root` and `descriptorLimit` are as for
-    /// ``init(arguments:environment:launcher:executable:root:descriptorLimit:)``.
+    /// `init(arguments:…)`.
     package static func started(
         _ arguments: [String] = [], onFreePorts: Bool = true, environment: [String: String] = [:],
         launcher: [String] = [], executable: URL = DaemonFixture.executable, root: String = "",
         descriptorLimit: Int? = nil, startTimeout: Duration = .seconds(10), for test: XCTestCase
     ) throws -> DaemonFixture {
         let daemon = try DaemonFixture(
-            arguments: (onFreePorts ? freePorts : []) + arguments, environment: environment, launcher: launcher, executable: executable,
-            root: root, descriptorLimit: descriptorLimit)
+            arguments: (onFreePorts ? freePorts : []) + arguments, environment: environment, launcher: launcher,
+            executable: executable, root: root, descriptorLimit: descriptorLimit)
         test.addTeardownBlock { daemon.stopIfRunning() }
-        let line: String
-        do {
-            line = try daemon.lines.pop(timeout: startTimeout)
-        } catch {
+        // A daemon that exits instead (a usage error, a port in use) fails the start at once.
+        let deadline = ContinuousClock.now + startTimeout
+        var first: String?
+        while first == nil && ContinuousClock.now < deadline {
+            let running = daemon.process.isRunning
+            first = try? daemon.lines.pop(timeout: .milliseconds(100))
+            if first == nil && !running { break }
+        }
+        guard let line = first else {
+            let ended = daemon.process.isRunning ? "" : " (it exited with status \(daemon.process.terminationStatus))"
             daemon.stopIfRunning()
-            throw DidNotStart(description: "no start line within \(startTimeout); standard error: \(daemon.standardError)")
+            throw DidNotStart(
+                description: "no start line within \(startTimeout)\(ended); standard error: \(daemon.standardError)")
         }
         guard let start = try? JSONValue(parsing: line), start["event"]?.stringValue == "listening" else {
             daemon.stopIfRunning()

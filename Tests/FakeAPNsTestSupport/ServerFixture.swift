@@ -80,7 +80,8 @@ package final class ServerFixture: @unchecked Sendable {
     package func binaryClient(identity: TLSIdentity? = nil, timeout: Duration = .seconds(10)) throws
         -> BinaryProviderClient
     {
-        try BinaryProviderClient(host: server.configuration.host, port: gatewayPort, identity: identity, timeout: timeout)
+        try BinaryProviderClient(
+            host: server.configuration.host, port: gatewayPort, identity: identity, timeout: timeout)
     }
 
     /// An HTTP/2 provider client connected to the provider API.
