@@ -16,7 +16,8 @@ final class ServerFixtureTests: XCTestCase {
         let second = try fixture.restart(.init(authentication: .testToken))
         XCTAssertFalse(first === second)
         XCTAssertTrue(fixture.server === second)
-        XCTAssertNil(try? BinaryProviderClient(host: "127.0.0.1", port: firstGateway), "the replaced server still listens")
+        XCTAssertNil(
+            try? BinaryProviderClient(host: "127.0.0.1", port: firstGateway), "the replaced server still listens")
         XCTAssertEqual(fixture.http2Port, second.http2Port)
         XCTAssertEqual(fixture.feedbackPort, second.feedbackPort)
 
