@@ -1,8 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-// Reads internals on purpose: ProviderAPIClient.exchange, to send many requests on one connection.
-@testable import FakeAPNs
+import FakeAPNs
 
 /// Broadcast send (`POST /4/broadcasts/apps/<bundle>`) over real HTTP/2 connections: each
 /// broadcast is one notification on the queue and one delivery per subscribed device.
@@ -120,7 +119,8 @@ final class BroadcastTests: XCTestCase {
             (ProviderAPIClient.Request(path: "/4/broadcasts/apps/\(Self.bundle)", method: "GET"), 405, "MethodNotAllowed"),
             (ProviderAPIClient.Request(path: "/4/broadcasts/\(Self.bundle)", body: Self.payload), 404, "BadPath"),
         ]
-        let responses = try server.connectHTTP2().exchange(cases.map(\.0))
+        let client = try fixture.http2Client()
+        let responses = try cases.map { try client.send($0.0) }
         for ((request, status, reason), response) in zip(cases, responses) {
             let label = "\(request.method) \(request.path) \(request.headers): \(reason)"
             XCTAssertEqual(response.status, status, label)
