@@ -1,15 +1,17 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: Daemon, ControlAPI and DevicesFile, a daemon in this process.
 @testable import FakeAPNsDaemon
 
 /// The control API's channels, subscriptions and deliveries, over real HTTP, with broadcasts
 /// sent by curl (a client independent of this code) to the daemon's HTTP/2 port.
 final class ChannelControlAPITests: XCTestCase {
-    private var daemon: Daemon!
-    private var api: ControlAPI!
-    private var http: HTTPTestClient!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon! { fixture.daemon }
+    private var api: ControlAPI! { fixture.api }
+    private var http: HTTPTestClient! { fixture.http }
 
     private let alice: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
     private let bob: DeviceToken = "0102030405060708091011121314151617181920212223242526272829303132"
@@ -19,23 +21,7 @@ final class ChannelControlAPITests: XCTestCase {
     private let escapedID = "Zm9v%2F%2B8%3D"
 
     override func setUpWithError() throws {
-        try startDaemon()
-    }
-
-    override func tearDown() {
-        api?.stop()
-        daemon?.stop()
-    }
-
-    private func startDaemon(_ arguments: [String] = [], channels: [DevicesFile.Channel] = []) throws {
-        api?.stop()
-        daemon?.stop()
-        let options = try Options.parse(DaemonProcess.freePorts + arguments)
-        let metrics = Metrics()
-        daemon = try Daemon(options: options, devices: [], channels: channels) { metrics.record($0) }
-        try daemon.start(metrics: metrics)
-        api = ControlAPI(daemon: daemon, metrics: metrics)
-        http = HTTPTestClient(port: try api.start(host: "127.0.0.1", port: 0))
+        try fixture.start(for: self)
     }
 
     private func createChannel(policy: Int = 0, id: String? = nil) throws -> String {
@@ -245,7 +231,7 @@ final class ChannelControlAPITests: XCTestCase {
     }
 
     func testBroadcastBundlesRefusesOtherBundles() throws {
-        try startDaemon(["--broadcast-bundles", "\(bundle),com.example.second"])
+        try fixture.start(["--broadcast-bundles", "\(bundle),com.example.second"], for: self)
         XCTAssertEqual(daemon.server.channels.broadcastBundleIDs, [bundle, "com.example.second"])
         XCTAssertTrue(daemon.server.channels.isBroadcastEnabled(for: bundle))
         XCTAssertFalse(daemon.server.channels.isBroadcastEnabled(for: "com.example.other"))
@@ -258,7 +244,7 @@ final class ChannelControlAPITests: XCTestCase {
         XCTAssertEqual(rejection.json?["topic"]?.stringValue, "com.example.other", rejection.text)
         XCTAssertEqual(rejection.json?["channel"]?.stringValue, channel, rejection.text)
         XCTAssertNotNil(rejection.json?["requestID"]?.stringValue, rejection.text)
-        try startDaemon()
+        try fixture.start(for: self)
         XCTAssertNil(daemon.server.channels.broadcastBundleIDs, "without the option, every bundle")
         XCTAssertThrowsError(try Options.parse(["--broadcast-bundles", "a,,b"])) { error in
             XCTAssertTrue("\(error)".contains("--broadcast-bundles takes bundle ids separated by commas"), "\(error)")
@@ -316,7 +302,7 @@ final class ChannelControlAPITests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         let contents = try DevicesFile.read(file.path)
         XCTAssertEqual(contents.devices.map(\.token), [alice])
-        try startDaemon(channels: contents.channels)
+        try fixture.start(channels: contents.channels, for: self)
 
         let listed = try XCTUnwrap(daemon.startLine["channels"]?.arrayValue)
         XCTAssertEqual(listed.count, 2)
@@ -351,10 +337,10 @@ final class ChannelControlAPITests: XCTestCase {
         }
         try "channel b id=\(fixedID)\n\nchannel c id=\(fixedID)\nchannel d id=%%".write(to: file, atomically: true, encoding: .utf8)
         let contents = try DevicesFile.read(file.path)
-        XCTAssertThrowsError(try startDaemon(channels: contents.channels)) { error in
+        XCTAssertThrowsError(try fixture.start(channels: contents.channels, for: self)) { error in
             XCTAssertTrue("\(error)".contains("line 3: a channel already has the id \(fixedID)"), "\(error)")
         }
-        XCTAssertThrowsError(try startDaemon(channels: [contents.channels[2]])) { error in
+        XCTAssertThrowsError(try fixture.start(channels: [contents.channels[2]], for: self)) { error in
             XCTAssertTrue("\(error)".contains("line 4: \"%%\" is not a channel id"), "\(error)")
         }
     }
@@ -367,9 +353,7 @@ final class DevicesFileChannelDaemonTests: XCTestCase {
         try "channel com.example.app policy=1 id=Zm9v/+8= fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2\n"
             .write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--devices", file.path, "--log", "json"])
-        defer { _ = daemon.stop() }
-        let start = try daemon.nextJSON()
+        let start = try DaemonFixture.started(["--devices", file.path, "--log", "json"], for: self).startLine
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         XCTAssertEqual(start["channels"]?[0]?["id"]?.stringValue, "Zm9v/+8=")
         XCTAssertEqual(start["channels"]?[0]?["subscriberCount"]?.intValue, 1)

@@ -7,18 +7,16 @@ import XCTest
 /// daemon's channel-management listener and its provider listener, read back through the log.
 final class ChannelsAgainstDaemonTests: XCTestCase {
     private func run(_ arguments: [String]) throws -> (status: Int32, json: JSONValue) {
-        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let result = try runTool(DaemonFixture.executable.path, arguments)
         XCTAssertEqual(result.status, 0, result.error)
         let line = try XCTUnwrap(result.output.split(separator: "\n").first.map(String.init), result.error)
         return (result.status, try JSONValue(parsing: line))
     }
 
     func testTheCommandsCreateAChannelAndBroadcastToItThroughTheDaemon() throws {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts)
-        defer { _ = daemon.stop() }
-        let ports = try daemon.listeningPorts()
-        let channelsPort = try XCTUnwrap(ports["channels"])
-        let http2Port = try XCTUnwrap(ports["http2"])
+        let daemon = try DaemonFixture.started(for: self)
+        let channelsPort = try daemon.port("channels")
+        let http2Port = try daemon.port("http2")
 
         let created = try run(["channels", "create", "--bundle", "com.example.app", "--port", String(channelsPort)]).json
         XCTAssertEqual(created["status"]?.intValue, 201)

@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: ChannelsCommand and SendCommand, run in this process.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns channels` and `fake-apns send --broadcast`, the built executable against
@@ -191,7 +192,7 @@ final class ChannelsCommandTests: XCTestCase {
         XCTAssertEqual(channels(["create", "--help"]).lines, help.lines)
         XCTAssertTrue(Options.help.contains("fake-apns channels"))
         XCTAssertTrue(SendCommand.help.contains("fake-apns send --broadcast --bundle com.example.app --channel"))
-        let main = try runTool(DaemonProcess.executable.path, ["channels", "--help"])
+        let main = try runTool(DaemonFixture.executable.path, ["channels", "--help"])
         XCTAssertEqual(main.status, 0)
         XCTAssertTrue(main.output.contains("Usage: fake-apns channels create|read|list|delete"), main.output)
     }

@@ -4,7 +4,7 @@ import Foundation
 /// A command run to its end as a child process: the built `fake-apns`, a script, or a shell line.
 struct ChildProcess {
     /// The built `fake-apns`, where `swift build` puts every product.
-    static var fakeAPNs: URL { DaemonProcess.executable }
+    static var fakeAPNs: URL { DaemonFixture.executable }
 
     /// The repository, for its scripts and test certificates.
     static var repository: URL { repositoryRoot }

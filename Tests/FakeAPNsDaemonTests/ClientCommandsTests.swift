@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: SendCommand and FeedbackCommand, run in this process.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns send` and `fake-apns feedback` against a server in this process: what arrives,
@@ -26,7 +27,7 @@ final class ClientCommandsTests: XCTestCase {
     }
 
     private func sendHTTP2(_ arguments: [String]) -> CommandOutcome {
-        send(["--port", String(server.http2Port!), "--token", Self.token] + arguments)
+        send(["--port", String(fixture.http2Port), "--token", Self.token] + arguments)
     }
 
     private func sendBinary(_ arguments: [String]) -> CommandOutcome {
@@ -252,7 +253,7 @@ final class ClientCommandsTests: XCTestCase {
     // MARK: - Connections
 
     func testRefusedConnectionExitsOneWithTheSystemsWords() throws {
-        let port = server.http2Port!
+        let port = fixture.http2Port
         server.stop()
         let outcome = send(["--port", String(port), "--token", Self.token, "--alert", "Hi"])
         XCTAssertEqual(outcome.status, 1)
@@ -275,7 +276,7 @@ final class ClientCommandsTests: XCTestCase {
     func testFeedbackPrintsEveryAddedTupleOnce() throws {
         server.feedback.add(try DeviceToken(hex: Self.token), at: Date(timeIntervalSince1970: 1_700_000_000))
         server.feedback.add(DeviceToken(bytes: [0xAB, 0xCD]), at: Date(timeIntervalSince1970: 42))
-        let outcome = feedback(["--port", String(server.feedbackPort!)])
+        let outcome = feedback(["--port", String(fixture.feedbackPort)])
         XCTAssertEqual(outcome.status, 0, "\(outcome.errors)")
         XCTAssertEqual(
             try outcome.lines.map { try JSONValue(parsing: $0) },
@@ -283,11 +284,11 @@ final class ClientCommandsTests: XCTestCase {
                 ["token": .string(Self.token), "timestamp": 1_700_000_000, "time": "2023-11-14T22:13:20.000000Z"],
                 ["token": "abcd", "timestamp": 42, "time": "1970-01-01T00:00:42.000000Z"],
             ])
-        XCTAssertEqual(feedback(["--port", String(server.feedbackPort!)]).lines, [], "each tuple is handed out once")
+        XCTAssertEqual(feedback(["--port", String(fixture.feedbackPort)]).lines, [], "each tuple is handed out once")
     }
 
     func testFeedbackWithNothingPendingPrintsNothingAndSucceeds() {
-        let outcome = feedback(["--port", String(server.feedbackPort!)])
+        let outcome = feedback(["--port", String(fixture.feedbackPort)])
         XCTAssertEqual(outcome.status, 0)
         XCTAssertEqual(outcome.lines, [])
     }
@@ -295,9 +296,9 @@ final class ClientCommandsTests: XCTestCase {
     func testFeedbackPresentsTheClientCertificate() throws {
         try fixture.restart(.init(clientCertificates: .required()))
         server.feedback.add(try DeviceToken(hex: Self.token), at: Date(timeIntervalSince1970: 5))
-        XCTAssertEqual(feedback(["--port", String(server.feedbackPort!)]).status, 1, "the server wants a certificate")
+        XCTAssertEqual(feedback(["--port", String(fixture.feedbackPort)]).status, 1, "the server wants a certificate")
         let outcome = feedback([
-            "--port", String(server.feedbackPort!), "--cert", testCert("client.pem"),
+            "--port", String(fixture.feedbackPort), "--cert", testCert("client.pem"),
             "--key", testCert("client.key"),
         ])
         XCTAssertEqual(outcome.status, 0, "\(outcome.errors)")

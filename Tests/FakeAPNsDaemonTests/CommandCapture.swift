@@ -2,6 +2,7 @@ import FakeAPNs
 import FakeAPNsTestSupport
 import XCTest
 
+// Reads internals on purpose: CommandOutput, to capture what a command prints.
 @testable import FakeAPNsDaemon
 
 /// Collects what a command (`send`, `token`, `ca`...) prints, from whichever thread prints it.
@@ -38,7 +39,7 @@ struct CommandOutcome {
 
     /// Runs the built `fake-apns` with `arguments` as a child process.
     init(executable arguments: [String]) throws {
-        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let result = try runTool(DaemonFixture.executable.path, arguments)
         let split = { (text: String) in text.split(separator: "\n").map(String.init) }
         status = result.status
         lines = split(result.output)

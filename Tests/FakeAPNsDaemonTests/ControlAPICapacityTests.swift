@@ -1,7 +1,9 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Socket and TLSClient, raw connections to the API and the gateway.
 @testable import FakeAPNs
+// Reads internals on purpose: Daemon and ControlAPI, to count the API's connections.
 @testable import FakeAPNsDaemon
 
 #if canImport(Glibc)
@@ -11,26 +13,15 @@ import Glibc
 /// How many clients the control API serves at once, and what those beyond get: a daemon in
 /// this process, its API on a free port, raw sockets for the crowd.
 final class ControlAPICapacityTests: XCTestCase {
-    private var daemon: Daemon!
-    private var api: ControlAPI!
-    private var http: HTTPTestClient!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon! { fixture.daemon }
+    private var api: ControlAPI! { fixture.api }
+    private var http: HTTPTestClient! { fixture.http }
     private var sockets: [Int32] = []
-
-    private func startDaemon(maximumConnections: Int = ControlLimits.defaultMaximumConnections) throws {
-        let options = try Options.parse(
-            DaemonProcess.freePorts)
-        let metrics = Metrics()
-        daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
-        try daemon.start(metrics: metrics)
-        api = ControlAPI(daemon: daemon, metrics: metrics, maximumConnections: maximumConnections)
-        http = HTTPTestClient(port: try api.start(host: "127.0.0.1", port: 0))
-    }
 
     override func tearDown() {
         sockets.forEach { close($0) }
         sockets = []
-        api?.stop()
-        daemon?.stop()
     }
 
     /// A connection to the API that has sent nothing yet.
@@ -77,7 +68,7 @@ final class ControlAPICapacityTests: XCTestCase {
     func testFiveHundredWaitsBesideFiveHundredIdleConnectionsLeaveHealthMetricsAndResetAnswering() throws {
         // Both ends of 1,000 connections, and room for the tests beside.
         try needDescriptors(4096)
-        try startDaemon()
+        try fixture.start(for: self)
         let waiters = try (0..<500).map { _ in try connect(sending: "/api/v1/notifications/next?timeout=60") }
         for _ in 0..<500 { _ = try connect() }
         XCTAssertTrue(eventually(timeout: .seconds(30)) { self.daemon.server.notifications.waitingCount == 500 },
@@ -112,7 +103,7 @@ final class ControlAPICapacityTests: XCTestCase {
     }
 
     func testConnectionsBeyondTheLimitGetOneAnswerAndAWaitThereIsRefused503AtOnce() throws {
-        try startDaemon(maximumConnections: 4)
+        try fixture.start(maximumConnections: 4, for: self)
         XCTAssertEqual(api.servedConnectionLimit, 4)
         for _ in 0..<4 { _ = try connect() }
         XCTAssertTrue(eventually { self.api.openConnections == 4 })
@@ -131,7 +122,7 @@ final class ControlAPICapacityTests: XCTestCase {
     }
 
     func testClientsBeyondEveryAcceptedConnectionWaitToBeAcceptedAndAreThenAnswered() throws {
-        try startDaemon(maximumConnections: 4)
+        try fixture.start(maximumConnections: 4, for: self)
         // The served four, and the 64 accepted beyond them, all silent.
         let held = try (0..<68).map { _ in try connect() }
         XCTAssertTrue(eventually { self.api.openConnections == 68 })

@@ -1,8 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
-@testable import FakeAPNsDaemon
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -14,8 +13,8 @@ import Glibc
 final class ControlAPIFloodTests: XCTestCase {
     func testNoThreadSpinsIdleOrWhileSilentClientsOutrunTheDescriptors() throws {
         let limit = 200
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, descriptorLimit: limit)
-        let start = try daemon.nextJSON()
+        let daemon = try DaemonFixture.started(descriptorLimit: limit, for: self)
+        let start = daemon.startLine
         let gateway = try XCTUnwrap(start["listeners"]?[0]?["port"]?.intValue)
         let web = try XCTUnwrap(start["listeners"]?[4]?["port"]?.intValue)
         let pid = daemon.process.processIdentifier

@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: ControlCommand, ControlJSON and HTTPRequest, the parsers the fuzz target drives.
 @testable import FakeAPNsDaemon
 
 /// Every seed of the ControlAPI fuzz target (Fuzz/corpus/ControlAPI/, "METHOD TARGET" then the

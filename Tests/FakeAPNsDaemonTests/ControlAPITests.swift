@@ -1,7 +1,9 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a gateway client that sends raw frames.
 @testable import FakeAPNs
+// Reads internals on purpose: Daemon, ControlAPI and ControlCommand, a daemon in this process.
 @testable import FakeAPNsDaemon
 
 #if canImport(Glibc)
@@ -11,35 +13,16 @@ import Glibc
 /// The daemon's control API over real HTTP: a daemon in this process on free ports, its API on
 /// a free port, notifications sent over the real protocols.
 final class ControlAPITests: XCTestCase {
-    private var daemon: Daemon!
-    private var api: ControlAPI!
-    private var http: HTTPTestClient!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon! { fixture.daemon }
+    private var api: ControlAPI! { fixture.api }
+    private var http: HTTPTestClient! { fixture.http }
 
     private let alice: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
     private let bob: DeviceToken = "0102030405060708091011121314151617181920212223242526272829303132"
 
     override func setUpWithError() throws {
-        try startDaemon()
-    }
-
-    override func tearDown() {
-        api?.stop()
-        daemon?.stop()
-        api = nil
-        daemon = nil
-    }
-
-    /// A daemon with every port 0 (plus `arguments`), started, and its control API.
-    private func startDaemon(_ arguments: [String] = []) throws {
-        api?.stop()
-        daemon?.stop()
-        let options = try Options.parse(
-            DaemonProcess.freePorts + arguments)
-        let metrics = Metrics()
-        daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
-        try daemon.start(metrics: metrics)
-        api = ControlAPI(daemon: daemon, metrics: metrics)
-        http = HTTPTestClient(port: try api.start(host: "127.0.0.1", port: 0))
+        try fixture.start(for: self)
     }
 
     // MARK: - Sending over the real protocols
@@ -250,7 +233,7 @@ final class ControlAPITests: XCTestCase {
     }
 
     func testListCountsWhatTheRetentionLimitDropped() throws {
-        try startDaemon(["--retention", "2"])
+        try fixture.start(["--retention", "2"], for: self)
         try sendBinary([(alice, "1"), (alice, "2"), (alice, "3")])
         XCTAssertTrue(eventually { self.daemon.server.notificationHistory.droppedCount == 1 })
         let list = try http.get("/api/v1/notifications")
@@ -727,7 +710,7 @@ final class ControlAPITests: XCTestCase {
     }
 
     func testAnAPIWhoseDaemonIsGoneAnswers503() throws {
-        let options = try Options.parse(DaemonProcess.freePorts)
+        let options = try Options.parse(DaemonFixture.freePorts)
         var gone: Daemon? = try Daemon(options: options, devices: []) { _ in }
         let orphan = ControlAPI(daemon: try XCTUnwrap(gone), metrics: Metrics())
         defer { orphan.stop() }

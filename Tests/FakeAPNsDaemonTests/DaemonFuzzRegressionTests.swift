@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: JSONValidator and the log lines.
 @testable import FakeAPNsDaemon
 
 /// What the ControlAPI libFuzzer target (Fuzz/ControlAPI) found in the daemon's formats, as

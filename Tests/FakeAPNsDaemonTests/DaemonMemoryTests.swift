@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -29,12 +29,11 @@ final class DaemonMemoryTests: XCTestCase {
             try XCTSkipIf(dlsym(nil, runtime) != nil, "resident memory under a sanitizer measures the sanitizer")
         }
         try raiseDescriptorLimit(to: 3 * Self.count + 200)
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--log-file", "/dev/null"])
-        let ports = try daemon.listeningPorts()
-        let gateway = try XCTUnwrap(ports["gateway"])
-        let http2 = try XCTUnwrap(ports["http2"])
+        let daemon = try DaemonFixture.started(["--log-file", "/dev/null"], for: self)
+        let gateway = try daemon.port("gateway")
+        let http2 = try daemon.port("http2")
         let pid = daemon.process.processIdentifier
-        var binaryClients: [TLSClient] = []
+        var binaryClients: [BinaryProviderClient] = []
         var http2Clients: [IdleHTTP2Connection] = []
         defer {
             binaryClients.forEach { $0.close() }
@@ -44,11 +43,11 @@ final class DaemonMemoryTests: XCTestCase {
 
         // The first connections create malloc's arenas and the like: a fixed cost, left out.
         for _ in 0..<20 {
-            binaryClients.append(try TLSClient(host: "127.0.0.1", port: gateway))
+            binaryClients.append(try BinaryProviderClient(host: "127.0.0.1", port: gateway))
             http2Clients.append(try IdleHTTP2Connection(port: http2))
         }
         let before = try settledResidentKB(pid, threads: threadsAtStart + 40)
-        for _ in 0..<Self.count { binaryClients.append(try TLSClient(host: "127.0.0.1", port: gateway)) }
+        for _ in 0..<Self.count { binaryClients.append(try BinaryProviderClient(host: "127.0.0.1", port: gateway)) }
         let afterBinary = try settledResidentKB(pid, threads: threadsAtStart + 40 + Self.count)
         for _ in 0..<Self.count { http2Clients.append(try IdleHTTP2Connection(port: http2)) }
         let afterHTTP2 = try settledResidentKB(pid, threads: threadsAtStart + 40 + 2 * Self.count)

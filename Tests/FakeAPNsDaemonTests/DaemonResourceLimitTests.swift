@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -11,16 +11,9 @@ import Glibc
 /// connections asks for: it refuses what it cannot serve, keeps running, and serves every
 /// protocol once the flood is gone.
 final class DaemonResourceLimitTests: XCTestCase {
-    private struct Started {
-        let daemon: DaemonProcess
-        let ports: [String: Int]
-
-        func port(_ name: String) throws -> Int { try XCTUnwrap(ports[name], name) }
-    }
-
-    private func started(launcher: [String], executable: URL = DaemonProcess.executable) throws -> Started {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts, launcher: launcher, executable: executable)
-        return Started(daemon: daemon, ports: try daemon.listeningPorts(timeout: .seconds(20)))
+    /// The daemon (or `executable`) run by `launcher`, with 20 s to print its start line.
+    private func started(launcher: [String], executable: URL = DaemonFixture.executable) throws -> DaemonFixture {
+        try DaemonFixture.started(launcher: launcher, executable: executable, startTimeout: .seconds(20), for: self)
     }
 
     /// The control API's answer to GET `path`: status (0 when none came within 5 s) and body.
@@ -30,20 +23,20 @@ final class DaemonResourceLimitTests: XCTestCase {
     }
 
     /// A notification over the binary gateway and one over HTTP/2 are accepted.
-    private func expectServesBothProtocols(_ started: Started) throws {
-        let client = try TLSClient(host: "127.0.0.1", port: try started.port("gateway"))
+    private func expectServesBothProtocols(_ started: DaemonFixture) throws {
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: try started.port("gateway"))
         try client.send(BinaryEncoder.enhanced(identifier: 77, token: Fixtures.token, payload: Fixtures.alert))
-        let binary = try started.daemon.next(timeout: .seconds(20))
+        let binary = try started.next(timeout: .seconds(20))
         XCTAssertEqual(binary["event"]?.stringValue, "notification")
         XCTAssertEqual(binary["identifier"]?.intValue, 77)
         let http2 = try ProviderAPIClient(host: "127.0.0.1", port: try started.port("http2"))
         XCTAssertEqual(try http2.send(.push()).status, 200)
-        XCTAssertEqual(try started.daemon.next(timeout: .seconds(20))["format"]?.stringValue, "http2")
+        XCTAssertEqual(try started.next(timeout: .seconds(20))["format"]?.stringValue, "http2")
     }
 
     func testWithFewDescriptorsAFloodIsRefusedWhileHealthzAnswersAndEveryProtocolServesAfterwards() throws {
         let started = try started(launcher: ["/usr/bin/prlimit", "--nofile=128:128", "--"])
-        let daemon = started.daemon
+        let daemon = started
         let web = try started.port("web")
         var flood: [RawConnection] = []
         for listener in ["gateway", "http2"] {
@@ -76,7 +69,7 @@ final class DaemonResourceLimitTests: XCTestCase {
     /// the flood holds.
     func testOneListenersFloodLeavesTheOthersTheirShareOfDescriptors() throws {
         let started = try started(launcher: ["/usr/bin/prlimit", "--nofile=1024:1024", "--"])
-        let daemon = started.daemon
+        let daemon = started
         let gateway = try started.port("gateway")
         let flood = try (0..<1100).map { _ in try RawConnection(port: gateway) }
         let refused = try daemon.next(["connection-refused"], timeout: .seconds(20))
@@ -103,7 +96,7 @@ final class DaemonResourceLimitTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let executable = folder.appendingPathComponent("fake-apns")
-        try FileManager.default.copyItem(at: DaemonProcess.executable, to: executable)
+        try FileManager.default.copyItem(at: DaemonFixture.executable, to: executable)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         let user = 40_000 + Int(getpid()) % 20_000
         let started = try started(
@@ -111,7 +104,7 @@ final class DaemonResourceLimitTests: XCTestCase {
                 "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--inh-caps=-all",
                 "/usr/bin/prlimit", "--nproc=60", "--",
             ], executable: executable)
-        let daemon = started.daemon
+        let daemon = started
         var flood: [RawConnection] = []
         for listener in ["gateway", "http2"] {
             let port = try started.port(listener)

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and its socket, and Mailbox.init.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -12,15 +13,14 @@ import Glibc
 /// back without holding up the control API or the stop.
 final class DaemonStopTests: XCTestCase {
     private struct Started {
-        let daemon: DaemonProcess
+        let daemon: DaemonFixture
         let gateway: Int
         let web: Int
     }
 
     private func started(_ arguments: [String] = []) throws -> Started {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + arguments)
-        let ports = try daemon.listeningPorts()
-        return Started(daemon: daemon, gateway: try XCTUnwrap(ports["gateway"]), web: try XCTUnwrap(ports["web"]))
+        let daemon = try DaemonFixture.started(arguments, for: self)
+        return Started(daemon: daemon, gateway: try daemon.port("gateway"), web: try daemon.port("web"))
     }
 
     /// One control API call with curl: the HTTP status (0 when no answer came) and the body.

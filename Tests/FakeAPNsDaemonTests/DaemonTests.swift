@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, a gateway client that sends raw frames and reads the raw answer.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -10,14 +11,14 @@ import Glibc
 /// The `fake-apns` executable as a user runs it: start line, one JSON line per notification,
 /// clean stop on signals, usage errors.
 final class DaemonTests: XCTestCase {
-    private func startedDaemon(_ arguments: [String] = []) throws -> (DaemonProcess, Int) {
+    private func startedDaemon(_ arguments: [String] = []) throws -> (DaemonFixture, Int) {
         let (daemon, ports) = try startedDaemonWithPorts(arguments)
         return (daemon, ports.gateway)
     }
 
-    private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonProcess, (gateway: Int, feedback: Int)) {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + arguments)
-        let start = try daemon.nextJSON()
+    private func startedDaemonWithPorts(_ arguments: [String]) throws -> (DaemonFixture, (gateway: Int, feedback: Int)) {
+        let daemon = try DaemonFixture.started(arguments, for: self)
+        let start = daemon.startLine
         XCTAssertEqual(start["event"]?.stringValue, "listening")
         let gateway = try XCTUnwrap(start["listeners"]?[0])
         XCTAssertEqual(gateway["name"]?.stringValue, "gateway")
@@ -46,7 +47,7 @@ final class DaemonTests: XCTestCase {
 
     /// `fake-apns ARGUMENTS`, the built executable as a user runs it: exit status and its JSON line.
     private func fakeAPNs(_ arguments: [String]) throws -> (status: Int32, line: JSONValue?) {
-        let result = try runTool(DaemonProcess.executable.path, arguments)
+        let result = try runTool(DaemonFixture.executable.path, arguments)
         let line = result.output.split(separator: "\n").last.flatMap { try? JSONValue(parsing: String($0)) }
         return (result.status, line)
     }
@@ -107,7 +108,7 @@ final class DaemonTests: XCTestCase {
     }
 
     func testHelpListsEveryOption() throws {
-        let daemon = try DaemonProcess(arguments: ["--help"])
+        let daemon = try DaemonFixture(arguments: ["--help"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 0)
         XCTAssertTrue(eventually { daemon.lines.snapshot().contains { $0.contains("Usage errors exit 64") } })
         let help = daemon.lines.removeAll().joined(separator: "\n")
@@ -154,7 +155,7 @@ final class DaemonTests: XCTestCase {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("devices-\(UUID().uuidString).txt")
         try "abcd\nnot-hex\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--devices", file.path])
+        let daemon = try DaemonFixture(arguments: DaemonFixture.freePorts + ["--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2"), daemon.standardError)
     }
@@ -164,7 +165,7 @@ final class DaemonTests: XCTestCase {
         try "\(String(repeating: "ab", count: 100)) com.example.app\n\(String(repeating: "ab", count: 101))\n"
             .write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--devices", file.path])
+        let daemon = try DaemonFixture(arguments: DaemonFixture.freePorts + ["--devices", file.path])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("line 2: a token of 101 bytes; APNs takes 1 to 100"), daemon.standardError)
     }
@@ -187,8 +188,8 @@ final class DaemonTests: XCTestCase {
     /// The plaintext listener is named in the start line when on, and its pushes and
     /// connections are logged with their transport.
     func testThePlaintextListenerIsInTheStartLineAndItsRecordsSayHowTheyCame() throws {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--plaintext-port", "0"])
-        let start = try daemon.nextJSON()
+        let daemon = try DaemonFixture.started(["--plaintext-port", "0"], for: self)
+        let start = daemon.startLine
         let listeners = try XCTUnwrap(start["listeners"]?.arrayValue)
         XCTAssertEqual(listeners.compactMap { $0["name"]?.stringValue }, ["gateway", "feedback", "http2", "channels", "plaintext", "web"])
         let plaintext = try XCTUnwrap(listeners.first { $0["name"]?.stringValue == "plaintext" })
@@ -208,7 +209,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(line["payload"]?["aps"]?["alert"]?.stringValue, "plain")
         XCTAssertEqual(daemon.stop(), 0)
 
-        let refused = try runTool(DaemonProcess.executable.path, DaemonProcess.freePorts + ["--plaintext-port", "0", "--auth", "certificate"])
+        let refused = try runTool(DaemonFixture.executable.path, DaemonFixture.freePorts + ["--plaintext-port", "0", "--auth", "certificate"])
         XCTAssertEqual(refused.status, 64)
         XCTAssertTrue(refused.error.contains("the client certificate needs TLS"), refused.error)
     }
@@ -235,11 +236,12 @@ final class DaemonTests: XCTestCase {
     }
 
     func testEnvironmentVariablesConfigureTheDaemon() throws {
-        let daemon = try DaemonProcess(
-            arguments: [],
+        let daemon = try DaemonFixture.started(
+            onFreePorts: false,
             environment: ["FAKE_APNS_GATEWAY_PORT": "0", "FAKE_APNS_FEEDBACK_PORT": "0", "FAKE_APNS_HTTP2_PORT": "0",
-                          "FAKE_APNS_WEB_PORT": "0", "FAKE_APNS_ENVIRONMENT": "production"])
-        let start = try daemon.nextJSON()
+                          "FAKE_APNS_WEB_PORT": "0", "FAKE_APNS_ENVIRONMENT": "production"],
+            for: self)
+        let start = daemon.startLine
         XCTAssertEqual(start["environment"]?.stringValue, "production")
         XCTAssertNotEqual(start["listeners"]?[0]?["port"]?.intValue, 2195)
         XCTAssertEqual(daemon.stop(), 0)
@@ -294,26 +296,26 @@ final class DaemonTests: XCTestCase {
     }
 
     func testBadAuthModeExits64() throws {
-        let daemon = try DaemonProcess(arguments: ["--auth", "password"])
+        let daemon = try DaemonFixture(arguments: ["--auth", "password"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
         XCTAssertTrue(daemon.standardError.contains("--auth"), daemon.standardError)
     }
 
     func testUnknownOptionExits64NamingIt() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-prot", "1"])
+        let daemon = try DaemonFixture(arguments: ["--gateway-prot", "1"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
         XCTAssertTrue(daemon.standardError.contains("--gateway-prot"), daemon.standardError)
     }
 
     func testBadPortExits64() throws {
-        let daemon = try DaemonProcess(arguments: ["--gateway-port", "70000"])
+        let daemon = try DaemonFixture(arguments: ["--gateway-port", "70000"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 64)
         XCTAssertTrue(daemon.standardError.contains("--gateway-port"), daemon.standardError)
     }
 
     func testMissingCertificateFileIsAClearError() throws {
-        let daemon = try DaemonProcess(
-            arguments: DaemonProcess.freePorts + ["--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
+        let daemon = try DaemonFixture(
+            arguments: DaemonFixture.freePorts + ["--cert", "/nonexistent.pem", "--key", "/nonexistent.key"])
         XCTAssertEqual(daemon.waitForExit(timeout: .seconds(10)), 1)
         XCTAssertTrue(daemon.standardError.contains("nonexistent.pem"), daemon.standardError)
     }

@@ -1,7 +1,9 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Mailbox.init, to collect events by hand.
 @testable import FakeAPNs
+// Reads internals on purpose: EventLog and OutputWriter.
 @testable import FakeAPNsDaemon
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import FakeAPNsTestSupport
 import Foundation
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc

@@ -1,27 +1,17 @@
 import FakeAPNs
+import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: the help texts, where they are written (Options.help, SendCommand.help, …).
 @testable import FakeAPNsDaemon
 
 /// Every example of every `--help` works as pasted into a shell, against a daemon started with
 /// no options (the examples' default ports are swapped for the ones this daemon bound), or with
 /// `--auth token` for the examples that send a token.
 final class HelpExampleTests: XCTestCase {
-    private var daemons: [Daemon] = []
-
-    override func tearDown() {
-        daemons.forEach { $0.stop() }
-    }
-
-    /// A daemon on free ports, started; its default ports and the ones it bound.
-    private func startDaemon(_ arguments: [String] = []) throws -> [(Int, Int)] {
-        let options = try Options.parse(
-            DaemonProcess.freePorts + arguments)
-        let metrics = Metrics()
-        let daemon = try Daemon(options: options, devices: []) { metrics.record($0) }
-        try daemon.start(metrics: metrics)
-        daemons.append(daemon)
+    /// The default ports of a daemon and the ones it bound.
+    private func ports(of daemon: DaemonFixture) throws -> [(Int, Int)] {
         let defaults = ["gateway": 2195, "feedback": 2196, "http2": 2197, "channels": 2198, "web": 8195]
         return try XCTUnwrap(daemon.startLine["listeners"]?.arrayValue).map { listener in
             (defaults[listener["name"]?.stringValue ?? ""] ?? 0, listener["port"]?.intValue ?? 0)
@@ -54,8 +44,8 @@ final class HelpExampleTests: XCTestCase {
     }
 
     func testEveryExampleWorksAsPasted() throws {
-        let plain = try startDaemon()
-        let token = try startDaemon(["--auth", "token"])
+        let plain = try ports(of: DaemonFixture.started(for: self))
+        let token = try ports(of: DaemonFixture.started(["--auth", "token"], for: self))
         let helps = [
             ("fake-apns", Options.help), ("send", SendCommand.help), ("feedback", FeedbackCommand.help),
             ("token", TokenCommand.help), ("ca", CACommand.help), ("channels", ChannelsCommand.help),

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Socket.listen and TLSClient.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -86,12 +87,13 @@ final class ImageTests: XCTestCase {
             ["/usr/bin/env", "-i"] + environment.map { "\($0)=\($1)" }.sorted()
                 + ["/usr/bin/unshare", "--mount", "--pid", "--fork", "--mount-proc=\(root)/proc", "/usr/sbin/chroot", root]
         }
-        let daemon = try DaemonProcess(
-            arguments: [], environment: ["PATH": "/usr/bin"], launcher: isolated(environment),
-            executable: URL(fileURLWithPath: entrypoint.first ?? "/usr/bin/fake-apns"), root: root)
+        let daemon = try DaemonFixture.started(
+            onFreePorts: false, environment: ["PATH": "/usr/bin"], launcher: isolated(environment),
+            executable: URL(fileURLWithPath: entrypoint.first ?? "/usr/bin/fake-apns"), root: root,
+            startTimeout: .seconds(30), for: self)
         var daemonPID: pid_t = 0
         defer { if daemonPID > 0 { kill(daemonPID, SIGKILL) } }
-        let ports = try daemon.listeningPorts(timeout: .seconds(30))
+        let ports = daemon.ports
         let unsharePID = daemon.process.processIdentifier
         XCTAssertTrue(eventually(timeout: .seconds(10)) {
             let children = (try? String(contentsOfFile: "/proc/\(unsharePID)/task/\(unsharePID)/children", encoding: .utf8)) ?? ""
@@ -160,15 +162,15 @@ final class ImageTests: XCTestCase {
     func testHealthcheckFailsWhenNothingAnswers() throws {
         let listener = try Socket.listen(host: "127.0.0.1", port: 0)
         close(listener.socket)
-        let result = try runTool(DaemonProcess.executable.path, ["healthcheck", "--web-port", String(listener.port)])
+        let result = try runTool(DaemonFixture.executable.path, ["healthcheck", "--web-port", String(listener.port)])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.error.contains("/healthz did not answer 200"), result.error)
     }
 
     func testHealthcheckPassesAgainstARunningDaemon() throws {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts)
-        let webPort = try XCTUnwrap(try daemon.listeningPorts()["web"])
-        let result = try runTool(DaemonProcess.executable.path, ["healthcheck"], environment: ["FAKE_APNS_WEB_PORT": String(webPort)])
+        let daemon = try DaemonFixture.started(for: self)
+        let webPort = try daemon.port("web")
+        let result = try runTool(DaemonFixture.executable.path, ["healthcheck"], environment: ["FAKE_APNS_WEB_PORT": String(webPort)])
         XCTAssertEqual(result.status, 0, result.error)
         XCTAssertEqual(daemon.stop(), 0)
     }

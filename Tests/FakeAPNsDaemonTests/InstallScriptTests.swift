@@ -78,7 +78,7 @@ final class InstallScriptTests: XCTestCase {
         // The toolchain's runtime folder, where the debug daemon this test run built finds
         // libswiftCore.so, hidden under an empty tmpfs in a mount namespace of the daemon's own,
         // with an empty environment (no LD_LIBRARY_PATH).
-        let debugLinked = try runTool("/usr/bin/ldd", [DaemonProcess.executable.path]).output
+        let debugLinked = try runTool("/usr/bin/ldd", [DaemonFixture.executable.path]).output
         let core = try XCTUnwrap(
             debugLinked.split(separator: "\n").first { $0.contains("libswiftCore.so => /") }, debugLinked)
         let runtime = URL(fileURLWithPath: String(core.split(separator: " ")[2])).deletingLastPathComponent().path
@@ -87,7 +87,7 @@ final class InstallScriptTests: XCTestCase {
             #"/usr/bin/mount -t tmpfs none "$0" && exec "$@""#, runtime,
         ]
         // The hiding works: the debug daemon, linked to the shared runtime, cannot start.
-        let hidden = try runTool(withoutToolchain[0], Array(withoutToolchain.dropFirst()) + [DaemonProcess.executable.path, "--version"])
+        let hidden = try runTool(withoutToolchain[0], Array(withoutToolchain.dropFirst()) + [DaemonFixture.executable.path, "--version"])
         XCTAssertNotEqual(hidden.status, 0, hidden.output)
         XCTAssertTrue(hidden.error.contains("error while loading shared libraries: libswift"), hidden.error)
 
@@ -97,9 +97,9 @@ final class InstallScriptTests: XCTestCase {
 
         // It starts (its start line), answers the control API, takes a push over HTTP/2 from
         // curl trusting the installed CA, hands it back, and stops cleanly.
-        let daemon = try DaemonProcess(
-            arguments: DaemonProcess.freePorts, launcher: withoutToolchain, executable: installed)
-        let ports = try daemon.listeningPorts(timeout: .seconds(30))
+        let daemon = try DaemonFixture.started(
+            launcher: withoutToolchain, executable: installed, startTimeout: .seconds(30), for: self)
+        let ports = daemon.ports
         let webPort = try XCTUnwrap(ports["web"])
         let health = try curl(port: webPort, "GET", "/healthz", maxTime: 10)
         XCTAssertEqual(health.status, 200, health.error)

@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: Daemon, EventLog and OutputWriter, a daemon in this process.
 @testable import FakeAPNsDaemon
 
 /// Every string the daemon embeds in JSON (fault reasons and descriptions, rejection reasons
@@ -19,27 +20,19 @@ final class JSONEscapingTests: XCTestCase {
 
     private var path = ""
     private var log: EventLog!
-    private var daemon: Daemon!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon! { fixture.daemon }
     private var http: HTTPTestClient!
 
     override func setUpWithError() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("escaping-\(UUID().uuidString).log").path
         let log = try EventLog(output: try OutputWriter(appendingTo: path), format: .json)
-        let metrics = Metrics()
-        let options = try Options.parse(
-            DaemonProcess.freePorts)
-        daemon = try Daemon(
-            options: options, devices: [], onEvent: { event in
-                metrics.record(event)
-                log.record(event)
-            }, backPressure: { log.waitForRoom() })
-        try daemon.start(metrics: metrics)
+        try fixture.start(onEvent: { log.record($0) }, backPressure: { log.waitForRoom() }, for: self)
         self.log = log
         http = HTTPTestClient(port: daemon.webPort)
     }
 
     override func tearDown() {
-        daemon?.stop()
         log?.close()
         try? FileManager.default.removeItem(atPath: path)
     }
@@ -68,7 +61,7 @@ final class JSONEscapingTests: XCTestCase {
 
     private func sendBinary(_ token: DeviceToken, payload: [UInt8], identifier: UInt32) throws {
         let before = daemon.server.notifications.totalArrived + daemon.server.rejections.totalArrived
-        let client = try TLSClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: daemon.server.gatewayPort)
         defer { client.close() }
         try client.send(BinaryEncoder.enhanced(identifier: identifier, token: token, payload: payload))
         XCTAssertTrue(eventually {

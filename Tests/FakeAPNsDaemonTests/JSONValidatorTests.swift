@@ -1,7 +1,8 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: JSONValidator and the log lines it checks.
 @testable import FakeAPNsDaemon
 
 /// The validator behind the daemon's fast log lines agrees with the parser, and the lines it

@@ -1,4 +1,5 @@
-@testable import FakeAPNs
+import FakeAPNs
+// Reads internals on purpose: the log line writer (JSONLineWriter, jsonLine, jsonObject).
 @testable import FakeAPNsDaemon
 import FakeAPNsTestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import FakeAPNs
 import XCTest
+// Reads internals on purpose: Options.parse and the parsed options.
 @testable import FakeAPNsDaemon
 
 /// The daemon's options: command line, environment, and the checks between them.

@@ -12,7 +12,7 @@ final class StartupFailureTests: XCTestCase {
         _ arguments: [String], status: Int32 = 1, saying message: String,
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
-        let run = try ChildProcess.run(DaemonProcess.freePorts + arguments, timeout: .seconds(30))
+        let run = try ChildProcess.run(DaemonFixture.freePorts + arguments, timeout: .seconds(30))
         XCTAssertEqual(run.status, status, "\(arguments): \(run.errors)", file: file, line: line)
         XCTAssertEqual(run.output, "", "\(arguments)", file: file, line: line)
         XCTAssertTrue(run.errors.hasPrefix("fake-apns: "), "\(arguments): \(run.errors)", file: file, line: line)
@@ -86,7 +86,7 @@ final class StartupFailureTests: XCTestCase {
                 ("--http2-port", "the HTTP/2 listener"), ("--web-port", "control API"),
             ] {
                 // The last value of an option wins.
-                let run = try ChildProcess.run(DaemonProcess.freePorts + [flag, port], timeout: .seconds(30))
+                let run = try ChildProcess.run(DaemonFixture.freePorts + [flag, port], timeout: .seconds(30))
                 XCTAssertEqual(run.status, 1, "\(flag): \(run.errors)")
                 XCTAssertTrue(run.errors.contains("fake-apns: \(flag) \(port): \(listener)"), run.errors)
                 XCTAssertTrue(run.errors.contains("Address already in use (another process listens there"), run.errors)

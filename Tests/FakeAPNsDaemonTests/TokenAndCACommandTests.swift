@@ -2,6 +2,7 @@ import FakeAPNs
 import Foundation
 import XCTest
 
+// Reads internals on purpose: TokenCommand and CACommand, run in this process.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns token` and `fake-apns ca`: what they print, and that a server takes it.

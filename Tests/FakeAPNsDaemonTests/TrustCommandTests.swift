@@ -3,6 +3,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: TrustCommand, TrustStore and PEMBundle.
 @testable import FakeAPNsDaemon
 
 /// `fake-apns trust`: what it writes into the system trust store and takes out, and that
@@ -128,17 +129,12 @@ final class TrustCommandTests: XCTestCase {
         return report["requests"]?.arrayValue?.first?["status"]?.intValue
     }
 
-    /// The fake, run as the built daemon outside the namespace; its HTTP/2 port.
-    private func startDaemon(_ arguments: [String] = []) throws -> (DaemonProcess, Int) {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + arguments)
-        addTeardownBlock { _ = daemon.stop() }
-        return (daemon, try XCTUnwrap(daemon.listeningPorts()["http2"]))
-    }
-
     // MARK: - Against clients
 
     func testInstallLetsCurlAndPythonVerifyTheFakeWithTheSystemsCAsAndUninstallUndoesIt() throws {
-        let (daemon, port) = try startDaemon()
+        // The fake, run as the built daemon outside the namespace.
+        let daemon = try DaemonFixture.started(for: self)
+        let port = try daemon.port("http2")
         let steps = try inPrivateTrustStore(
             """
             step curl-before \(Self.curlPush(port))
@@ -262,10 +258,10 @@ final class TrustCommandTests: XCTestCase {
         try Self.makeOtherCA(in: folder)
         let otherCA = try X509Certificate.certificates(inPEM: String(contentsOf: folder.appendingPathComponent("other-ca.pem"), encoding: .utf8))[0]
         let otherFile = "\(Self.anchors)/fake-apns-\(TrustStore.hex(otherCA.sha256.prefix(4))).crt"
-        let (_, testPort) = try startDaemon()
-        let (_, otherPort) = try startDaemon([
+        let testPort = try DaemonFixture.started(for: self).port("http2")
+        let otherPort = try DaemonFixture.started([
             "--cert", folder.appendingPathComponent("server.pem").path, "--key", folder.appendingPathComponent("server.key").path,
-        ])
+        ], for: self).port("http2")
         let cert = folder.appendingPathComponent("other-ca.pem").path
         let steps = try inPrivateTrustStore(
             """

@@ -1,19 +1,13 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The web page at `/`: served from the binary under a strict policy, its live list fed by long
 /// polls on the histories, and drawn in a real headless Chromium (Tests/Clients/web_page_driver.py).
 final class WebPageTests: XCTestCase {
-    private func startDaemon() throws -> (DaemonProcess, [String: Int]) {
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts)
-        addTeardownBlock { _ = daemon.stop() }
-        return (daemon, try daemon.listeningPorts())
-    }
-
     func testThePageAndItsFilesAreServedUnderAStrictPolicy() throws {
-        let (_, ports) = try startDaemon()
+        let ports = try DaemonFixture.started(for: self).ports
         let web = HTTPTestClient(port: try XCTUnwrap(ports["web"]))
         let page = try web.get("/")
         XCTAssertEqual(page.status, 200)
@@ -35,14 +29,14 @@ final class WebPageTests: XCTestCase {
     }
 
     func testAListWithWaitAnswersWhenANotificationArrivesWithoutTakingIt() throws {
-        let (_, ports) = try startDaemon()
+        let ports = try DaemonFixture.started(for: self).ports
         let webPort = try XCTUnwrap(ports["web"])
         let web = HTTPTestClient(port: webPort)
         let answer = Locked<HTTPTestClient.Response?>(nil)
         let poll = try OSThread(name: "long-poll") {
             answer.withLock { $0 = try? web.get("/api/v1/notifications?since=0&wait=30", timeout: .seconds(40)) }
         }
-        let sent = try runTool(DaemonProcess.executable.path, [
+        let sent = try runTool(DaemonFixture.executable.path, [
             "send", "--port", String(try XCTUnwrap(ports["http2"])), "--token", String(repeating: "ab", count: 32),
             "--topic", "com.example.app", "--alert", "hello",
         ])
@@ -68,12 +62,12 @@ final class WebPageTests: XCTestCase {
             print(message)
             throw XCTSkip(message)
         }
-        let (_, ports) = try startDaemon()
+        let ports = try DaemonFixture.started(for: self).ports
         let screenshot = ProcessInfo.processInfo.environment["FAKEAPNS_WEB_SCREENSHOT"]
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("fake-apns-web-\(getpid()).png").path
         let run = try runTool("/usr/bin/python3", [
             repositoryRoot.appendingPathComponent("Tests/Clients/web_page_driver.py").path,
-            "--fake-apns", DaemonProcess.executable.path, "--web", String(try XCTUnwrap(ports["web"])),
+            "--fake-apns", DaemonFixture.executable.path, "--web", String(try XCTUnwrap(ports["web"])),
             "--http2", String(try XCTUnwrap(ports["http2"])), "--gateway", String(try XCTUnwrap(ports["gateway"])),
             "--screenshot", screenshot,
         ], timeout: .seconds(400))

@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import Testing
 import XCTest
+// Reads internals on purpose: Mailbox.init and TLSClient, to feed the assertion helpers by hand.
 @testable import FakeAPNs
 import FakeAPNsTesting
 

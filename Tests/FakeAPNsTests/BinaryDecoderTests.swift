@@ -1,5 +1,6 @@
 import FakeAPNsTestSupport
 import XCTest
+// Reads internals on purpose: BinaryDecoder, the gateway's frame parser.
 @testable import FakeAPNs
 
 /// The binary decoder on its own: formats, defaults, splits, and Apple's status for every

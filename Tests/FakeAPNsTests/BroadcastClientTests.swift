@@ -2,7 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
-@testable import FakeAPNs
+import FakeAPNs
 
 /// `ProviderAPIClient`'s channel management and broadcast requests against python3-h2's
 /// `apns_broadcast_server.py`: what goes on the wire, and how each answer is read.

@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The project's provider client against the project's server, on the separate
 /// channel-management listener and the provider listener: each half was first tested against

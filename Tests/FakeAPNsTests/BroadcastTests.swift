@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// Broadcast send (`POST /4/broadcasts/apps/<bundle>`) over real HTTP/2 connections: each
 /// broadcast is one notification on the queue and one delivery per subscribed device.
@@ -119,7 +119,8 @@ final class BroadcastTests: XCTestCase {
             (ProviderAPIClient.Request(path: "/4/broadcasts/apps/\(Self.bundle)", method: "GET"), 405, "MethodNotAllowed"),
             (ProviderAPIClient.Request(path: "/4/broadcasts/\(Self.bundle)", body: Self.payload), 404, "BadPath"),
         ]
-        let responses = try server.connectHTTP2().exchange(cases.map(\.0))
+        let client = try fixture.http2Client()
+        let responses = try cases.map { try client.send($0.0) }
         for ((request, status, reason), response) in zip(cases, responses) {
             let label = "\(request.method) \(request.path) \(request.headers): \(reason)"
             XCTAssertEqual(response.status, status, label)
@@ -156,7 +157,7 @@ final class BroadcastTests: XCTestCase {
             "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"), "--dump-header", "-",
             "--header", "apns-channel-id: \(channel.id)", "--header", "apns-push-type: LiveActivity",
             "--header", "apns-priority: 10", "--data", String(decoding: Self.payload, as: UTF8.self),
-            "https://127.0.0.1:\(server.http2Port!)/4/broadcasts/apps/\(Self.bundle)",
+            "https://127.0.0.1:\(fixture.http2Port)/4/broadcasts/apps/\(Self.bundle)",
         ])
         XCTAssertEqual(result.status, 0, result.error)
         XCTAssertTrue(result.output.hasPrefix("HTTP/2 200"), result.output)

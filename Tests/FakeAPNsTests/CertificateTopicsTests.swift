@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: CertificateTopics and DERReader, the certificate parsing itself.
 @testable import FakeAPNs
 
 final class CertificateTopicsTests: XCTestCase {

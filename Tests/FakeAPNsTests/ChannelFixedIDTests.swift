@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// `ChannelRegistry.create(bundleID:storagePolicy:id:)`: a channel id a test chooses.
 final class ChannelFixedIDTests: XCTestCase {

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: ProviderAPIClient.exchange/json/serverStreamLimit, and Mailbox.init.
 @testable import FakeAPNs
 
 /// The channel management API (`/1/apps/<bundle>/channels`, `…/all-channels`) over real
@@ -220,7 +221,7 @@ final class ChannelManagementTests: XCTestCase {
     }
 
     func testCurlCreatesListsReadsAndDeletes() throws {
-        let base = "https://127.0.0.1:\(server.http2Port!)/1/apps/\(Self.bundle)"
+        let base = "https://127.0.0.1:\(fixture.http2Port)/1/apps/\(Self.bundle)"
         func curl(_ arguments: [String]) throws -> String {
             let result = try runTool("/usr/bin/curl", [
                 "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"),

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: ProviderAPIClient.exchange and goAway, to see the raw answers.
 @testable import FakeAPNs
 
 /// Refusals of the channel management and broadcast APIs on `server.rejections`, fault rules

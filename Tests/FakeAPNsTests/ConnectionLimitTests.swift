@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +11,9 @@ import Glibc
 /// accepted (a `connectionRefused` event says why), and cost every other connection and
 /// listener nothing.
 final class ConnectionLimitTests: XCTestCase {
-    /// A server whose refusals are collected, by cause.
+    private let fixture = ServerFixture()
+
+    /// A server whose refusals are collected, by cause, stopped when the test ends.
     private func started(_ configure: (inout FakeAPNsServer.Configuration) -> Void) throws
         -> (FakeAPNsServer, Locked<[(ListenerKind, ConnectionRefusal)]>)
     {
@@ -23,12 +25,11 @@ final class ConnectionLimitTests: XCTestCase {
             }
         })
         configure(&configuration)
-        return (try FakeAPNsServer.started(configuration: configuration), refusals)
+        return (try fixture.start(configuration, for: self), refusals)
     }
 
     func testConnectionsBeyondTheListenersLimitAreClosedAtOnceAndTheOthersGoOn() throws {
         let (server, refusals) = try started { $0.maximumConnectionsPerListener = 20 }
-        defer { server.stop() }
         var flood = try (0..<40).map { _ in try RawConnection(port: server.gatewayPort) }
         XCTAssertEqual(closedConnections(flood.map(\.socket), count: 20), Set(20..<40), "the connections beyond the limit see the end")
         XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 20 })
@@ -47,7 +48,7 @@ final class ConnectionLimitTests: XCTestCase {
         // Released, the gateway serves again.
         flood.removeAll()
         XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount <= 1 }, "the flood's connections end")
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 7, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 7)
         XCTAssertEqual(refusals.withLock { $0.count }, 20, "nothing else was refused")
@@ -55,10 +56,9 @@ final class ConnectionLimitTests: XCTestCase {
 
     func testTheTotalLimitCountsEveryListener() throws {
         let (server, refusals) = try started { $0.maximumConnections = 10 }
-        defer { server.stop() }
         let gateway = try (0..<6).map { _ in try RawConnection(port: server.gatewayPort) }
         XCTAssertTrue(eventually(timeout: .seconds(10)) { server.openConnectionCount == 6 })
-        let http2 = try (0..<6).map { _ in try RawConnection(port: server.http2Port!) }
+        let http2 = try (0..<6).map { _ in try RawConnection(port: fixture.http2Port) }
         XCTAssertEqual(closedConnections(http2.map(\.socket), count: 2), [4, 5], "the 11th and 12th connections are closed")
         XCTAssertTrue(eventually(timeout: .seconds(10)) { refusals.withLock { $0.count } == 2 })
         for (listener, reason) in refusals.withLock({ $0 }) {
@@ -76,7 +76,6 @@ final class ConnectionLimitTests: XCTestCase {
         let limit = DescriptorLimit.current
         try XCTSkipIf(limit > 1 << 24, "no useful descriptor limit")
         let (server, refusals) = try started { $0.reservedDescriptors = limit - openDescriptorCount() - headroom }
-        defer { server.stop() }
         // One at a time, each served or refused before the next, so the descriptors in use
         // grow by two per connection served.
         var flood: [RawConnection] = []
@@ -94,7 +93,7 @@ final class ConnectionLimitTests: XCTestCase {
         }
         flood.removeAll()
         XCTAssertTrue(eventually(timeout: .seconds(20)) { server.openConnectionCount == 0 })
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 8, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 8)
     }
@@ -116,11 +115,10 @@ final class ConnectionLimitTests: XCTestCase {
         whileAnotherThreadOpensDescriptors takingDescriptors: Bool
     ) throws {
         let (server, refusals) = try started { $0.reservedDescriptors = 0 }
-        defer { server.stop() }
         let port = server.gatewayPort
         // One whole connection first, so whatever the process opens once, lazily (OpenSSL's
         // random sources, the runtime's own), is open before descriptors run out.
-        let warmUp = try server.connectClient()
+        let warmUp = try fixture.binaryClient()
         try warmUp.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 1)
         warmUp.close()
@@ -180,7 +178,7 @@ final class ConnectionLimitTests: XCTestCase {
             XCTAssertEqual(reason.cause, "no-descriptor", "\(reason)")
             XCTAssertEqual(reason, .noDescriptor(String(cString: strerror(EMFILE))))
         }
-        let client = try server.connectClient()
+        let client = try fixture.binaryClient()
         try client.send(BinaryEncoder.enhanced(identifier: 9, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(10)).identifier, 9)
     }

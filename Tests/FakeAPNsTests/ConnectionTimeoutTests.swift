@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and TLSStream, clients that stall mid-handshake or mid-frame, and Mailbox.init to collect the events.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -14,7 +15,8 @@ final class ConnectionTimeoutTests: XCTestCase {
     private static let timeout: Duration = .milliseconds(500)
     private static let generous: Duration = .seconds(15)
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
     private let events = Mailbox<ServerEvent>(noun: "event")
 
     private func start(handshake: Duration? = .seconds(10), frame: Duration? = .seconds(10), idle: Duration? = nil) throws {
@@ -23,12 +25,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         configuration.handshakeTimeout = handshake
         configuration.frameTimeout = frame
         configuration.idleTimeout = idle
-        server = try FakeAPNsServer.started(configuration: configuration)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
+        try fixture.start(configuration, for: self)
     }
 
     /// Seconds since `start`.
@@ -90,7 +87,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testHTTP2PrefaceThatStopsArrivingClosesTheConnection() throws {
         try start(frame: Self.timeout)
-        let tls = try TLSClient(host: "127.0.0.1", port: server.http2Port!, readTimeout: Self.generous, offerHTTP2: true)
+        let tls = try TLSClient(host: "127.0.0.1", port: fixture.http2Port, readTimeout: Self.generous, offerHTTP2: true)
         defer { tls.close() }
         let started = ContinuousClock.now
         try tls.send(Array("PRI * HTTP/2.0\r\n".utf8))
@@ -101,7 +98,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testHTTP2FrameThatStopsArrivingClosesTheConnection() throws {
         try start(frame: Self.timeout)
-        let connection = try IdleHTTP2Connection(port: server.http2Port!)
+        let connection = try IdleHTTP2Connection(port: fixture.http2Port)
         defer { connection.close() }
         let started = ContinuousClock.now
         // A HEADERS frame header announcing 100 bytes on stream 1, and 3 of them.
@@ -119,7 +116,7 @@ final class ConnectionTimeoutTests: XCTestCase {
         let client = try server.connectClient()
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         _ = try server.notifications.pop(timeout: .seconds(5))
-        let http2 = try IdleHTTP2Connection(port: server.http2Port!)
+        let http2 = try IdleHTTP2Connection(port: fixture.http2Port)
         defer { http2.close() }
         var buffer = [UInt8](repeating: 0, count: 4096)
         for stream in [client.stream, http2.tls.stream] {
@@ -147,7 +144,7 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testIdleTimeoutSaysGoodbyeToAnHTTP2ConnectionWithIdleTimeout() throws {
         try start(idle: Self.timeout)
-        let connection = try IdleHTTP2Connection(port: server.http2Port!)
+        let connection = try IdleHTTP2Connection(port: fixture.http2Port)
         defer { connection.close() }
         let started = ContinuousClock.now
         try connection.readToEnd()

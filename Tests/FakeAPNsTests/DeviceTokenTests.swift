@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+// Reads internals on purpose: DeviceToken(copying:), as a connection copies a token out of its buffer.
 @testable import FakeAPNs
 
 final class DeviceTokenTests: XCTestCase {

@@ -2,7 +2,7 @@ import FakeAPNsTestSupport
 import FakeAPNsTesting
 import Foundation
 import Testing
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The trait `.fakeAPNs`: each test gets a started server of its own as `FakeAPNsServer.current`,
 /// stopped after the test however it ended.
@@ -117,7 +117,7 @@ import Testing
 
     /// Whether a TLS client can connect to the port (a stopped server's port refuses).
     fileprivate static func accepts(_ port: Int) -> Bool {
-        (try? TLSClient(host: "127.0.0.1", port: port)) != nil
+        (try? BinaryProviderClient(host: "127.0.0.1", port: port)) != nil
     }
 }
 

@@ -1,22 +1,20 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to read the feedback service's raw bytes.
 @testable import FakeAPNs
 
 /// The feedback service: tuples on connect, each once, then close.
 final class FeedbackTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private func read(identity: TLSIdentity? = nil) throws -> [FeedbackTuple] {
-        try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!, identity: identity)
+        try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort, identity: identity)
     }
 
     func testFeedbackListensOnItsOwnPort() {
@@ -32,7 +30,7 @@ final class FeedbackTests: XCTestCase {
         let short = DeviceToken(bytes: [0xAB, 0xCD])
         server.feedback.add(Fixtures.token, at: Date(timeIntervalSince1970: 1_700_000_000))
         server.feedback.add(FeedbackTuple(timestamp: 42, deviceToken: short))
-        let client = try TLSClient(host: "127.0.0.1", port: server.feedbackPort!)
+        let client = try TLSClient(host: "127.0.0.1", port: fixture.feedbackPort)
         let bytes = try client.readToEnd()
         XCTAssertEqual(bytes.count, 38 + 8, "38 bytes for a 32-byte token, 8 for a 2-byte one")
         XCTAssertEqual(Array(bytes[0..<6]), [0x65, 0x53, 0xF1, 0x00, 0x00, 0x20])
@@ -50,7 +48,7 @@ final class FeedbackTests: XCTestCase {
 
     func testFeedbackAsksForClientCertificatesLikeTheGateway() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         server.feedback.add(Fixtures.token, at: Date(timeIntervalSince1970: 5))
         XCTAssertThrowsError(try read(identity: nil))
         XCTAssertEqual(server.feedback.pendingTuples.count, 1, "a refused client takes nothing")

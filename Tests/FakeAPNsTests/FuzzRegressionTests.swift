@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: the parsers the fuzz targets drive (BinaryDecoder, RequestValidator, ProviderTokenSession, PlaintextSession).
 @testable import FakeAPNs
 
 /// What the libFuzzer targets in Fuzz/ found, as tests, and every seed of their corpora

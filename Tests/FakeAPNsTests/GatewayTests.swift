@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and its stream, to write raw binary frames and read the raw answer.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -9,15 +10,11 @@ import Glibc
 
 /// The binary gateway over real TLS connections: what arrives, what is refused, and how.
 final class GatewayTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
+        try fixture.start(for: self)
     }
 
     // MARK: - Arrival
@@ -175,7 +172,7 @@ final class GatewayTests: XCTestCase {
     func testManyConcurrentConnectionsLoseAndDuplicateNothing() throws {
         let connections = 8
         let perConnection = 400
-        let server = self.server!
+        let server = self.server
         DispatchQueue.concurrentPerform(iterations: connections) { connection in
             do {
                 let client = try server.connectClient()

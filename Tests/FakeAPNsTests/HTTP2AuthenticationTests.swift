@@ -1,15 +1,13 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Mailbox.init, to collect handshake failures.
 @testable import FakeAPNs
 
 /// Certificate and token authentication on the HTTP/2 provider API.
 final class HTTP2AuthenticationTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     private func token(issuedAt: Date = Date(), encoding: ProviderTokenSigner.SignatureEncoding = .raw, teamID: String = TestCertificates.jwtTeamID) throws -> String {
         try ProviderTokenSigner.sign(
@@ -33,17 +31,17 @@ final class HTTP2AuthenticationTests: XCTestCase {
         _ trustedCAs: [String], mode: ClientCertificatePolicy.Mode, failures: Mailbox<String>
     ) throws {
         let pem = try trustedCAs.map { try String(contentsOfFile: testCertificatePath($0), encoding: .utf8) }.joined()
-        server = try FakeAPNsServer.started(configuration: .init(
+        try fixture.start(.init(
             authentication: .certificate, clientCertificates: ClientCertificatePolicy(mode: mode, trustedCAsPEM: pem),
             onEvent: { event in
                 if case .handshakeFailed(_, .http2, let reason) = event { failures.append(reason) }
-            }))
+            }), for: self)
     }
 
     // MARK: - Certificates
 
     func testCertificateTopicsDecideWhatIsAllowed() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        try fixture.start(.init(authentication: .certificate), for: self)
         let client = try server.connectHTTP2(identity: .testClient)
         XCTAssertEqual(try client.send(.push(topic: "com.example.app")).status, 200)
         XCTAssertEqual(try client.send(.push(topic: "com.example.app.voip", pushType: "voip")).status, 200)
@@ -56,7 +54,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testSingleTopicCertificateSuppliesAMissingTopic() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        try fixture.start(.init(authentication: .certificate), for: self)
         let sandbox = TLSIdentity(
             certificateChainPEM: TestCertificates.sandboxClientCertificatePEM, privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
         XCTAssertEqual(try server.connectHTTP2(identity: sandbox).send(.push(topic: nil)).status, 200)
@@ -64,8 +62,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testCertificateAuthenticationAsksForACertificateThoughTheTLSPolicyIsOff() throws {
-        server = try FakeAPNsServer.started(
-            configuration: .init(authentication: .certificate, clientCertificates: .off))
+        try fixture.start(.init(authentication: .certificate, clientCertificates: .off), for: self)
         let response = try server.connectHTTP2().send(.push())
         XCTAssertEqual(response.status, 403)
         XCTAssertEqual(response.reason, "MissingProviderToken")
@@ -106,7 +103,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testSandboxCertificateOnAProductionServerIsBadCertificateEnvironment() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate, environment: .production))
+        try fixture.start(.init(authentication: .certificate, environment: .production), for: self)
         let sandbox = TLSIdentity(
             certificateChainPEM: TestCertificates.sandboxClientCertificatePEM, privateKeyPEM: TestCertificates.sandboxClientKeyPEM)
         let response = try server.connectHTTP2(identity: sandbox).send(.push(topic: "com.example.sandbox"))
@@ -117,7 +114,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     // MARK: - Tokens
 
     func testValidTokenInEitherSignatureEncodingIsAccepted() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.start(.init(authentication: .testToken), for: self)
         for encoding in [ProviderTokenSigner.SignatureEncoding.raw, .der] {
             let response = try server.connectHTTP2().send(.push(extra: bearer(try token(encoding: encoding))))
             XCTAssertEqual(response.status, 200, "\(encoding)")
@@ -128,7 +125,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testTokenProblemsGetTheirReasons() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.start(.init(authentication: .testToken), for: self)
         let good = try token()
         var tampered = Array(good.utf8)
         tampered[tampered.count - 5] = tampered[tampered.count - 5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
@@ -150,13 +147,13 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testTokenWithoutTopicIsMissingTopic() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.start(.init(authentication: .testToken), for: self)
         XCTAssertEqual(try server.connectHTTP2().send(.push(topic: nil, extra: bearer(try token()))).reason, "MissingTopic")
     }
 
     func testExpiryFollowsTheInjectedClock() throws {
         let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken, clock: { now.withLock { $0 } }))
+        try fixture.start(.init(authentication: .testToken, clock: { now.withLock { $0 } }), for: self)
         let issued = try token(issuedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let client = try server.connectHTTP2()
         XCTAssertEqual(try client.send(.push(extra: bearer(issued))).status, 200)
@@ -167,7 +164,7 @@ final class HTTP2AuthenticationTests: XCTestCase {
     }
 
     func testNewTokenWithinTwentyMinutesOnOneConnectionIsTooManyProviderTokenUpdates() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.start(.init(authentication: .testToken), for: self)
         let now = Date()
         let client = try server.connectHTTP2()
         XCTAssertEqual(try client.send(.push(extra: bearer(try token(issuedAt: now.addingTimeInterval(-1800))))).status, 200)

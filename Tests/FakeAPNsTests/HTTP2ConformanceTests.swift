@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: HTTP2Connection, to write frames by hand.
 @testable import FakeAPNs
 
 /// RFC 9113's rules the provider API holds to where nghttp2 alone would not: TLS 1.2 or later
@@ -8,14 +9,11 @@ import XCTest
 /// SETTINGS_MAX_HEADER_LIST_SIZE it announces (§6.5.2). Checked with openssl s_client, curl
 /// and nghttp, and with frames written by hand.
 final class HTTP2ConformanceTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private var devicePath: String { "/3/device/\(Fixtures.token.hex)" }
@@ -33,7 +31,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         for version in ["-tls1", "-tls1_1"] {
             for alpn in [["-alpn", "h2"], []] {
                 let arguments = [version, "-cipher", "DEFAULT:@SECLEVEL=0"] + alpn
-                let attempt = try handshake(port: server.http2Port!, arguments)
+                let attempt = try handshake(port: fixture.http2Port, arguments)
                 XCTAssertFalse(attempt.completed, "\(arguments): \(attempt.output)")
                 XCTAssertTrue(attempt.output.contains("alert protocol version"), "\(arguments): \(attempt.output)")
             }
@@ -45,7 +43,7 @@ final class HTTP2ConformanceTests: XCTestCase {
         // CBC suites, with ephemeral key exchange even: not AEAD. The test identity's key is
         // ECDSA, so these are the forbidden suites it could otherwise have served.
         for cipher in ["ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384"] {
-            let attempt = try handshake(port: server.http2Port!, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
+            let attempt = try handshake(port: fixture.http2Port, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
             XCTAssertFalse(attempt.completed, "\(cipher): \(attempt.output)")
             XCTAssertTrue(attempt.output.contains("alert handshake failure"), "\(cipher): \(attempt.output)")
         }
@@ -62,7 +60,7 @@ final class HTTP2ConformanceTests: XCTestCase {
             let result = try runTool("/usr/bin/curl", [
                 "--silent", "--show-error", "--http2", "--cacert", ca, "--write-out", "%{http_code} %{http_version}",
                 "--header", "apns-topic: com.example.app", "--header", "apns-push-type: alert",
-                "--data", #"{"aps":{"alert":"aead"}}"#, "https://127.0.0.1:\(server.http2Port!)\(devicePath)",
+                "--data", #"{"aps":{"alert":"aead"}}"#, "https://127.0.0.1:\(fixture.http2Port)\(devicePath)",
             ] + tls)
             XCTAssertEqual(result.status, 0, "\(tls): \(result.error)")
             XCTAssertEqual(result.output, "200 2", "\(tls)")
@@ -82,19 +80,19 @@ final class HTTP2ConformanceTests: XCTestCase {
         ])
         XCTAssertEqual(made.status, 0, made.error)
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(
+        try fixture.restart(.init(
             identity: try TLSIdentity(certificateFile: certificate, privateKeyFile: key)))
         for cipher in ["ECDHE-RSA-AES128-GCM-SHA256", "DHE-RSA-AES256-GCM-SHA384", "DHE-RSA-CHACHA20-POLY1305"] {
             let result = try runTool("/usr/bin/curl", [
                 "--silent", "--show-error", "--http2", "--cacert", certificate, "--tlsv1.2", "--tls-max", "1.2",
                 "--ciphers", cipher, "--write-out", "%{http_code}", "--header", "apns-topic: com.example.app",
-                "--data", #"{"aps":{}}"#, "https://127.0.0.1:\(server.http2Port!)\(devicePath)",
+                "--data", #"{"aps":{}}"#, "https://127.0.0.1:\(fixture.http2Port)\(devicePath)",
             ])
             XCTAssertEqual(result.output, "200", "\(cipher): \(result.error)")
         }
         // AEAD without ephemeral key exchange, and CBC with or without it: all forbidden.
         for cipher in ["AES128-GCM-SHA256", "AES128-SHA", "ECDHE-RSA-AES128-SHA", "DHE-RSA-AES128-SHA256"] {
-            let attempt = try handshake(port: server.http2Port!, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
+            let attempt = try handshake(port: fixture.http2Port, ["-tls1_2", "-cipher", cipher, "-alpn", "h2"])
             XCTAssertFalse(attempt.completed, "\(cipher): \(attempt.output)")
         }
         XCTAssertEqual(server.notifications.count, 3)
@@ -173,7 +171,7 @@ final class HTTP2ConformanceTests: XCTestCase {
     /// Headers that, after the pseudo-headers `client` sends and `extra`, make the header list
     /// exactly `size` bytes as RFC 9113 counts it (name + value + 32 a field).
     private func headers(totalling size: Int, after extra: [(String, String)] = []) -> [(String, String)] {
-        let authority = "\(server.configuration.host):\(server.http2Port!)"
+        let authority = "\(server.configuration.host):\(fixture.http2Port)"
         let sent = [(":method", "POST"), (":scheme", "https"), (":authority", authority), (":path", devicePath)]
             + [("apns-topic", "com.example.app"), ("apns-push-type", "alert")] + extra
         let used = sent.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 32 }
@@ -238,7 +236,7 @@ final class HTTP2ConformanceTests: XCTestCase {
 
     func testCurlAndNghttpGet431ForALongHeader() throws {
         let long = "x-long: " + String(repeating: "l", count: 9000)
-        let url = "https://127.0.0.1:\(server.http2Port!)\(devicePath)"
+        let url = "https://127.0.0.1:\(fixture.http2Port)\(devicePath)"
         let curl = try runTool("/usr/bin/curl", [
             "--silent", "--show-error", "--http2", "--cacert", testCertificatePath("ca.pem"),
             "--write-out", "\n%{http_code} %{http_version}", "--header", "apns-topic: com.example.app",

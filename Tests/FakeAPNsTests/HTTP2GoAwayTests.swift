@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, HTTP2SessionDelegate and ProviderAPIClient.exchange/goAway, to read the frames around GOAWAY.
 @testable import FakeAPNs
 
 /// GOAWAY on the provider API, whoever sends it (a fault rule, the server stopping, nghttp2
@@ -9,14 +10,11 @@ import XCTest
 /// frames and with python3-h2, a client that shares no code with the server and stops reading
 /// at GOAWAY.
 final class HTTP2GoAwayTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     // MARK: - Frame order
@@ -109,7 +107,7 @@ final class HTTP2GoAwayTests: XCTestCase {
 
     func testCertificateRefusalsNameThePathsToken() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        try fixture.restart(.init(authentication: .certificate))
         _ = try server.connectHTTP2().send(.push())
         _ = try server.connectHTTP2(identity: .testClient).send(.push(topic: "com.other.app"))
         let rejections = try server.rejections.pop(count: 2, timeout: .seconds(5))
@@ -207,7 +205,7 @@ final class HTTP2GoAwayTests: XCTestCase {
     /// Sends one push with the given client SETTINGS and returns every frame the server sent
     /// until it closed the connection, in order.
     private func exchangeRawFrames(settings: [(id: Int32, value: UInt32)]) throws -> [RawFrame] {
-        let tls = try TLSClient(host: server.configuration.host, port: server.http2Port!, offerHTTP2: true)
+        let tls = try TLSClient(host: server.configuration.host, port: fixture.http2Port, offerHTTP2: true)
         defer { tls.close() }
         let session = try NGHTTP2Session(server: false, delegate: IgnoringDelegate())
         session.submitSettings(settings)

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, RandomUUID and ProviderAPIClient.exchange/goAway/serverStreamLimit.
 @testable import FakeAPNs
 
 /// The HTTP/2 provider API over real connections: transport, answers, authentication, and the
@@ -159,7 +160,7 @@ final class HTTP2Tests: XCTestCase {
     }
 
     func testClientSpeakingHTTP1IsClosedAndOthersAreServed() throws {
-        let wrong = try TLSClient(host: "127.0.0.1", port: server.http2Port!)
+        let wrong = try TLSClient(host: "127.0.0.1", port: fixture.http2Port)
         try wrong.send(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         let answer = try wrong.readToEnd()
         XCTAssertFalse(answer.isEmpty, "nghttp2 answers a bad preface with GOAWAY before closing")
@@ -168,7 +169,7 @@ final class HTTP2Tests: XCTestCase {
 
     func testGarbageInsteadOfTLSIsClosedAndOthersAreServed() throws {
         let client = try server.connectHTTP2()
-        let garbageClient = try RawConnection(port: server.http2Port!)
+        let garbageClient = try RawConnection(port: fixture.http2Port)
         garbageClient.send([UInt8](repeating: 0x16, count: 100))
         XCTAssertEqual(try client.send(.push()).status, 200)
         XCTAssertTrue(garbageClient.waitForClose(timeout: .seconds(5)))

@@ -1,10 +1,13 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Intake and TLSClient, to race resets against arrivals.
 @testable import FakeAPNs
 
 /// Retention, history, reset, and the event observer.
 final class HistoryAndEventsTests: XCTestCase {
+    private let fixture = ServerFixture()
+
     private func send(_ server: FakeAPNsServer, _ identifiers: ClosedRange<Int>) throws {
         let client = try server.connectClient()
         try client.send(identifiers.flatMap {
@@ -58,7 +61,7 @@ final class HistoryAndEventsTests: XCTestCase {
 
     func testEventsTellConnectionsAcceptancesRefusalsAndFeedbackReads() throws {
         let events = Locked<[String]>([])
-        let server = try FakeAPNsServer.started(configuration: .init(onEvent: { event in
+        let server = try fixture.start(.init(onEvent: { event in
             let name = switch event {
             case .connectionOpened(_, let listener): "opened \(listener)"
             case .connectionClosed(_, let listener): "closed \(listener)"
@@ -71,8 +74,7 @@ final class HistoryAndEventsTests: XCTestCase {
             case .channelDeleted(let channel): "channel deleted \(channel.bundleID)"
             }
             events.withLock { $0.append(name) }
-        }))
-        defer { server.stop() }
+        }), for: self)
         let client = try server.connectClient()
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
             + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: []))

@@ -2,7 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
-@testable import FakeAPNs
+import FakeAPNs
 
 final class JSONTests: XCTestCase {
     // MARK: - Helpers

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and ProviderAPIClient.exchange, clients that flood and stall on purpose.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

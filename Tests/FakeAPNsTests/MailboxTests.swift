@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: Mailbox.append and wakeUpCount.
 @testable import FakeAPNs
 
 /// The queue on its own: blocking and async pops, counts, predicates, timeouts.

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
+// Reads internals on purpose: Payload.isParsed and parseCount, to prove the payload is parsed lazily and once.
 @testable import FakeAPNs
 
 final class PayloadTests: XCTestCase {

@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The plaintext listener, driven by clients the project did not write: curl over HTTP/1.1,
 /// over cleartext HTTP/2 with prior knowledge and with `Upgrade: h2c`, Python's `http.client`,
@@ -9,20 +9,17 @@ import XCTest
 /// (pipelining, `Expect: 100-continue`, malformed requests). Each gets the HTTP/2 listener's
 /// answers: an accepted push, a refusal with its reason, and a fault.
 final class PlaintextListenerTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     private func start(_ configure: (inout FakeAPNsServer.Configuration) -> Void = { _ in }) throws {
         var configuration = FakeAPNsServer.Configuration()
         configuration.plaintextPort = 0
         configure(&configuration)
-        server = try FakeAPNsServer.started(configuration: configuration)
+        try fixture.start(configuration, for: self)
     }
 
-    private var base: String { "http://127.0.0.1:\(server.plaintextPort!)" }
+    private var base: String { "http://127.0.0.1:\(fixture.plaintextPort)" }
 
     private func devicePath(_ token: DeviceToken = Fixtures.token) -> String { "/3/device/\(token.hex)" }
 
@@ -132,7 +129,7 @@ final class PlaintextListenerTests: XCTestCase {
         server.faults.add(FaultRule(match: .token(Fixtures.otherToken), action: .respond(.tooManyRequests)))
         let script = """
             import http.client, json, sys
-            connection = http.client.HTTPConnection("127.0.0.1", \(server.plaintextPort!), timeout=10)
+            connection = http.client.HTTPConnection("127.0.0.1", \(fixture.plaintextPort), timeout=10)
             answers = []
             def send(path, alert, chunked=False):
                 body = json.dumps({"aps": {"alert": alert}}).encode()
@@ -172,7 +169,7 @@ final class PlaintextListenerTests: XCTestCase {
         server.faults.add(FaultRule(match: .token(Fixtures.otherToken), action: .respond(.tooManyRequests)))
         let script = """
             import json, socket, h2.connection, h2.config, h2.events
-            sock = socket.create_connection(("127.0.0.1", \(server.plaintextPort!)), timeout=10)
+            sock = socket.create_connection(("127.0.0.1", \(fixture.plaintextPort)), timeout=10)
             conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
             conn.initiate_connection()
             paths = ["\(devicePath())", "/3/device/xyz", "\(devicePath(Fixtures.otherToken))"]
@@ -215,7 +212,7 @@ final class PlaintextListenerTests: XCTestCase {
     /// Sends `bytes` on a new connection and reads until the server closes it or `until`
     /// holds of what came (or 10 s pass).
     private func exchange(_ bytes: String, until: (String) -> Bool = { _ in false }) throws -> String {
-        let socket = try Socket.connect(host: "127.0.0.1", port: server.plaintextPort!)
+        let socket = try Socket.connect(host: "127.0.0.1", port: fixture.plaintextPort)
         defer { close(socket) }
         Socket.setTimeout(socket, SO_RCVTIMEO, .seconds(10))
         let data = Array(bytes.utf8)
@@ -264,7 +261,7 @@ final class PlaintextListenerTests: XCTestCase {
         try start()
         let body = #"{"aps":{"alert":"after 100"}}"#
         let head = "POST \(devicePath()) HTTP/1.1\r\nHost: x\r\nexpect: 100-continue\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
-        let socket = try Socket.connect(host: "127.0.0.1", port: server.plaintextPort!)
+        let socket = try Socket.connect(host: "127.0.0.1", port: fixture.plaintextPort)
         defer { close(socket) }
         Socket.setTimeout(socket, SO_RCVTIMEO, .seconds(10))
         func write(_ text: String) {
@@ -363,7 +360,7 @@ final class PlaintextListenerTests: XCTestCase {
     }
 
     func testOffByDefault() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         XCTAssertNil(server.plaintextPort)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
+// Reads internals on purpose: Policy and FeedbackService driven from many threads, and TLSClient.
 @testable import FakeAPNs
 
 #if canImport(Glibc)

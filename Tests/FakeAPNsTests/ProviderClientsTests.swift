@@ -8,22 +8,11 @@ final class ProviderClientsTests: XCTestCase {
     private static let payload = Array(#"{"aps":{"alert":"Hello"}}"#.utf8)
     private static let token: DeviceToken = "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2"
 
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
-    }
-
-    private func binaryClient() throws -> BinaryProviderClient {
-        try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort)
-    }
-
-    private func http2Client() throws -> ProviderAPIClient {
-        try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!)
+        try fixture.start(for: self)
     }
 
     private func push(topic: String? = "com.example.app", apnsID: String? = nil) -> ProviderAPIClient.Request {
@@ -34,7 +23,7 @@ final class ProviderClientsTests: XCTestCase {
     // MARK: - Binary
 
     func testBinaryFinishReturnsNothingWhenEveryNotificationWasAccepted() throws {
-        let client = try binaryClient()
+        let client = try fixture.binaryClient()
         defer { client.close() }
         try client.send(
             BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1)
@@ -45,7 +34,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testBinaryFinishReturnsTheErrorResponseOfARefusal() throws {
         server.faults.add(FaultRule(match: .nth(2), action: .reject(.invalidToken)))
-        let client = try binaryClient()
+        let client = try fixture.binaryClient()
         defer { client.close() }
         try client.send(
             (1...3).flatMap { BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: $0) })
@@ -57,7 +46,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testBinaryFinishReadsAResponseThatCameBeforeIt() throws {
         server.faults.add(FaultRule(match: .every, action: .reject(.shutdown)))
-        let client = try binaryClient()
+        let client = try fixture.binaryClient()
         defer { client.close() }
         try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 9))
         XCTAssertNotNil(try server.rejections.pop(timeout: .seconds(5)), "the gateway has answered and closed")
@@ -65,7 +54,7 @@ final class ProviderClientsTests: XCTestCase {
     }
 
     func testBinaryFinishWaitsTheQuietPeriodBeforeItCallsSilenceAcceptance() throws {
-        let client = try binaryClient()
+        let client = try fixture.binaryClient()
         defer { client.close() }
         try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
         let sent = ContinuousClock.now
@@ -76,8 +65,8 @@ final class ProviderClientsTests: XCTestCase {
 
     func testBinaryFinishThrowsWhenTheServerRefusesTheHandshakeAfterTheClientsSideCompleted() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
-        let client = try binaryClient()
+        try fixture.restart(.init(clientCertificates: .required()))
+        let client = try fixture.binaryClient()
         defer { client.close() }
         // The write may already meet the refusal; finish still reads the alert.
         try? client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
@@ -90,7 +79,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testBinaryFinishThrowsWhenTheGatewayClosesWithoutAnErrorResponse() throws {
         server.faults.add(FaultRule(match: .every, action: .closeConnection))
-        let client = try binaryClient()
+        let client = try fixture.binaryClient()
         defer { client.close() }
         try client.send(BinaryEncoder.frame(token: Self.token, payload: Self.payload, identifier: 1))
         XCTAssertThrowsError(try client.finish()) { error in
@@ -145,7 +134,7 @@ final class ProviderClientsTests: XCTestCase {
     // MARK: - HTTP/2
 
     func testHTTP2SendReturnsTheStatusAndTheApnsIDOfTheRequest() throws {
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         XCTAssertEqual(client.negotiatedProtocol, "h2")
         let id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -160,7 +149,7 @@ final class ProviderClientsTests: XCTestCase {
     }
 
     func testHTTP2SendsSeveralRequestsOnOneConnection() throws {
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         for _ in 1...3 { XCTAssertEqual(try client.send(push()).status, 200) }
         XCTAssertEqual(try server.notifications.pop(count: 3, timeout: .seconds(5)).count, 3)
@@ -168,7 +157,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2RefusalCarriesTheReason() throws {
         server.faults.add(FaultRule(match: .every, action: .respond(.tooManyRequests)))
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         let response = try client.send(push())
         XCTAssertEqual(response.status, 429)
@@ -178,7 +167,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2UnregisteredCarriesTheTimestampInMilliseconds() throws {
         server.devices.unregister(Self.token, at: Date(timeIntervalSince1970: 1_700_000_000.25))
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         let response = try client.send(push())
         XCTAssertEqual(response.status, 410)
@@ -188,7 +177,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2ResetStreamGivesTheResetCode() throws {
         server.faults.add(FaultRule(match: .every, action: .resetStream))
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         let response = try client.send(push())
         XCTAssertEqual(response.status, 0)
@@ -198,7 +187,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2ClosedConnectionWithoutAnAnswerIsAnError() throws {
         server.faults.add(FaultRule(match: .every, action: .closeConnection))
-        let client = try http2Client()
+        let client = try fixture.http2Client()
         defer { client.close() }
         XCTAssertThrowsError(try client.send(push())) { error in
             XCTAssertTrue(error is ProviderClientError, "\(error)")
@@ -208,7 +197,7 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2SilentServerTimesOut() throws {
         server.faults.add(FaultRule(match: .every, action: .delay(.seconds(3))))
-        let client = try ProviderAPIClient(host: "127.0.0.1", port: server.http2Port!, timeout: .milliseconds(300))
+        let client = try ProviderAPIClient(host: "127.0.0.1", port: fixture.http2Port, timeout: .milliseconds(300))
         defer { client.close() }
         XCTAssertThrowsError(try client.send(push())) { error in
             XCTAssertTrue("\(error)".contains("no answer within 0.3 seconds"), "\(error)")
@@ -217,8 +206,8 @@ final class ProviderClientsTests: XCTestCase {
 
     func testHTTP2ProviderTokenIsSentAsBearer() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
-        let client = try http2Client()
+        try fixture.restart(.init(authentication: .testToken))
+        let client = try fixture.http2Client()
         defer { client.close() }
         let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID)
         let request = ProviderAPIClient.Request(
@@ -232,7 +221,7 @@ final class ProviderClientsTests: XCTestCase {
     // MARK: - Connection errors
 
     func testRefusedConnectionSaysSo() throws {
-        let port = server.http2Port!
+        let port = fixture.http2Port
         server.stop()
         XCTAssertThrowsError(try ProviderAPIClient(host: "127.0.0.1", port: port)) { error in
             XCTAssertTrue("\(error)".contains("Connection refused"), "\(error)")

@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: ProviderTokenSession, EVPKey and ECDSASignature, the token checks themselves.
 @testable import FakeAPNs
 
 /// JWT provider tokens: signing, verification by Apple's rules, the per-connection refresh and

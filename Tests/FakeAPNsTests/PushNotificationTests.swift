@@ -1,7 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// `PushNotification` keeps its fields in shared storage; it must still behave as a value.
 final class PushNotificationTests: XCTestCase {

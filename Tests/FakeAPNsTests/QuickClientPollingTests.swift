@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: QuickClientPolling, TLSStream and TLSContext.
 @testable import FakeAPNs
 
 #if canImport(Glibc)
@@ -12,11 +13,8 @@ import Glibc
 /// another connection is working, and a connection never stays counted as working once it is
 /// back at its wait or closed, whatever the client did.
 final class QuickClientPollingTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     /// A stream over one end of a socket pair (no handshake), and the other end.
     private func streamWithPeer() throws -> (TLSStream, Int32) {
@@ -71,7 +69,7 @@ final class QuickClientPollingTests: XCTestCase {
     }
 
     func testAQuickClientsNotificationsArriveAndItsConnectionEndsUpWaiting() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         let client = try server.connectClient()
         for number in 1...200 {
             try client.send(BinaryEncoder.enhanced(identifier: UInt32(number), token: Fixtures.token, payload: Fixtures.payload(number)))
@@ -82,7 +80,7 @@ final class QuickClientPollingTests: XCTestCase {
     }
 
     func testClientsThatCloseMidFrameLeaveNoConnectionCountedAsWorking() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         let frame = BinaryEncoder.enhanced(identifier: 7, token: Fixtures.token, payload: Fixtures.alert)
         for _ in 0..<20 {
             let client = try server.connectClient()

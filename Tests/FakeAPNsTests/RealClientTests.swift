@@ -1,18 +1,15 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The servers driven by clients users already have: curl, h2load, openssl s_client, python3-h2.
 final class RealClientTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     private func url(_ token: DeviceToken = Fixtures.token) -> String {
-        "https://127.0.0.1:\(server.http2Port!)/3/device/\(token.hex)"
+        "https://127.0.0.1:\(fixture.http2Port)/3/device/\(token.hex)"
     }
 
     private func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
@@ -28,7 +25,7 @@ final class RealClientTests: XCTestCase {
     }
 
     func testCurlWithAProviderCertificate() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .certificate))
+        try fixture.start(.init(authentication: .certificate), for: self)
         let answer = try curl([
             "--cert", testCertificatePath("client.pem"),
             "--key", testCertificatePath("client.key"),
@@ -42,7 +39,7 @@ final class RealClientTests: XCTestCase {
     }
 
     func testCurlWithAProviderToken() throws {
-        server = try FakeAPNsServer.started(configuration: .init(authentication: .testToken))
+        try fixture.start(.init(authentication: .testToken), for: self)
         let token = try ProviderTokenSigner.sign(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID)
         let answer = try curl([
             "--header", "authorization: bearer \(token)", "--header", "apns-topic: com.example.app",
@@ -55,7 +52,7 @@ final class RealClientTests: XCTestCase {
     /// curl's own HTTP/2 stack sends upper-case ids (as node-apn's README does) and reads the
     /// answers' headers: `apns-id` and `apns-request-id` come back exactly as sent.
     func testCurlGetsUpperCaseIDsBackAsSent() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         let apnsID = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
         let push = try curl([
             "--dump-header", "-", "--header", "apns-id: \(apnsID)", "--header", "apns-topic: com.example.app",
@@ -69,7 +66,7 @@ final class RealClientTests: XCTestCase {
         let create = try curl([
             "--dump-header", "-", "--header", "apns-request-id: \(requestID)",
             "--data", #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#,
-            "https://127.0.0.1:\(server.http2Port!)/1/apps/com.example.app/channels",
+            "https://127.0.0.1:\(fixture.http2Port)/1/apps/com.example.app/channels",
         ])
         XCTAssertEqual(create.status, 201)
         XCTAssertEqual(headerValues("apns-request-id", in: create.body), [requestID])
@@ -86,14 +83,14 @@ final class RealClientTests: XCTestCase {
     }
 
     func testCurlSeesAppleErrorBodies() throws {
-        server = try FakeAPNsServer.started()
-        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(server.http2Port!)/3/device/xyz"])
+        try fixture.start(for: self)
+        let answer = try curl(["--header", "apns-topic: com.example.app", "--data", "{}", "https://127.0.0.1:\(fixture.http2Port)/3/device/xyz"])
         XCTAssertEqual(answer.status, 400)
         XCTAssertEqual(answer.body, #"{"reason":"BadDeviceToken"}"#)
     }
 
     func testH2loadRequestsAllSucceedAndAllArrive() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         let body = FileManager.default.temporaryDirectory.appendingPathComponent("h2load-\(UUID().uuidString).json")
         try Data(Fixtures.alert).write(to: body)
         defer { try? FileManager.default.removeItem(at: body) }
@@ -111,7 +108,7 @@ final class RealClientTests: XCTestCase {
     /// never-indexed literals: another HPACK decoder reads every answer's ids, and they are the
     /// ids the notifications were queued with.
     func testPythonH2ReadsEveryAnswersIDsOnOneConnection() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         let run = try PythonH2Run.run("pipeline", against: server, ["--count", "60"])
         XCTAssertEqual(run.requests.count, 60)
         for request in run.requests {
@@ -122,7 +119,7 @@ final class RealClientTests: XCTestCase {
         XCTAssertEqual(uniqueIDs.count, 60, "a sandbox answer carries apns-unique-id")
         XCTAssertEqual(Set(uniqueIDs).count, 60, "each one new")
         for id in uniqueIDs {
-            XCTAssertNotNil(RequestValidator.canonicalUUID(id), "8-4-4-4-12")
+            XCTAssertNotNil(UUID(uuidString: id), "8-4-4-4-12")
             XCTAssertEqual(id, id.lowercased())
         }
         let queued = try server.notifications.pop(count: 60, timeout: .seconds(10))

@@ -1,18 +1,16 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to write raw binary frames and read the raw answer.
 @testable import FakeAPNs
 
 /// The device registry and fault rules over the wire, and the rejections they produce.
 final class RegistryAndFaultTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     private func enhanced(_ identifier: UInt32, _ token: DeviceToken = Fixtures.token) -> [UInt8] {
@@ -71,7 +69,7 @@ final class RegistryAndFaultTests: XCTestCase {
 
     func testTokenOfAnotherAppThanTheCertificatesIsRefusedWithStatus8() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .required()))
+        try fixture.restart(.init(clientCertificates: .required()))
         server.devices.register(Fixtures.token, topic: "com.example.other")
         server.devices.register(Fixtures.otherToken, topic: "com.example.app")
         let answer = try sendAndReadAnswer(enhanced(1, Fixtures.otherToken) + enhanced(2), identity: .testClient)
@@ -141,7 +139,7 @@ final class RegistryAndFaultTests: XCTestCase {
 
     func testAlwaysRuleActsUntilRemoved() throws {
         server.stop()
-        server = try FakeAPNsServer.started(configuration: .init(clientCertificates: .optional()))
+        try fixture.restart(.init(clientCertificates: .optional()))
         let rule = server.faults.add(FaultRule(match: .topic("com.example.app"), action: .reject(.missingTopic), times: .always))
         for identifier in [UInt32(1), 2] {
             let answer = try sendAndReadAnswer(enhanced(identifier), identity: .testClient)

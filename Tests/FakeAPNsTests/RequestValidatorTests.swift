@@ -2,6 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
+// Reads internals on purpose: RequestValidator, TopicAuthority, UUIDBits and the request types it validates.
 @testable import FakeAPNs
 
 final class RequestValidatorTests: XCTestCase {

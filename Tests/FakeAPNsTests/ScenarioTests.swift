@@ -1,19 +1,17 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient, to send close_notify and read the gateway's answer as the providers it plays do.
 @testable import FakeAPNs
 
 /// Tests written as users of FakeAPNs write them: a provider under test, the fake in place of
 /// Apple, and assertions on what arrived.
 final class ScenarioTests: XCTestCase {
-    private var server: FakeAPNsServer!
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     override func setUpWithError() throws {
-        server = try FakeAPNsServer.started()
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try fixture.start(for: self)
     }
 
     // MARK: - A portal sending one message to every device of a user
@@ -85,10 +83,10 @@ final class ScenarioTests: XCTestCase {
         // The user uninstalls the app from the tablet.
         let uninstalled = Date(timeIntervalSince1970: 1_764_000_000)
         server.devices.unregister(tablet, at: uninstalled)
-        let feedback = try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!)
+        let feedback = try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort)
         XCTAssertEqual(feedback, [FeedbackTuple(timestamp: 1_764_000_000, deviceToken: tablet)])
         XCTAssertEqual(feedback.first?.date, uninstalled)
-        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: server.feedbackPort!), [])
+        XCTAssertEqual(try FeedbackClient.read(host: "127.0.0.1", port: fixture.feedbackPort), [])
     }
 
     // MARK: - The classic tutorial sender

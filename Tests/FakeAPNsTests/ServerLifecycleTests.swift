@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+// Reads internals on purpose: TLSClient and its stream, to hold connections across a stop.
 @testable import FakeAPNs
 
 /// Starting and stopping: ports, addresses, threads, and repeated use in one process.

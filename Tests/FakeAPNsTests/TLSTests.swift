@@ -1,12 +1,12 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// Identities, client certificates, and what the TLS layer records.
 final class TLSTests: XCTestCase {
     private func send(to server: FakeAPNsServer, identity: TLSIdentity?) throws -> PushNotification {
-        let client = try server.connectClient(identity: identity)
+        let client = try BinaryProviderClient(host: "127.0.0.1", port: server.gatewayPort, identity: identity)
         try client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
         return try server.notifications.pop(timeout: .seconds(5))
     }
@@ -21,7 +21,8 @@ final class TLSTests: XCTestCase {
 
     func testClientThatTrustsAnotherCARefusesTheServer() throws {
         try withFakeAPNs { server in
-            XCTAssertThrowsError(try TLSClient(host: "127.0.0.1", port: server.gatewayPort, trustedCAsPEM: TestCertificates.untrustedCAPEM))
+            XCTAssertThrowsError(try BinaryProviderClient(
+                host: "127.0.0.1", port: server.gatewayPort, trustedCAsPEM: TestCertificates.untrustedCAPEM))
         }
     }
 
@@ -69,11 +70,12 @@ final class TLSTests: XCTestCase {
     func testRequiredClientCertificateRefusesClientsWithoutATrustedOne() throws {
         try withFakeAPNs(configuration: .init(clientCertificates: .required())) { server in
             for (name, identity) in [("none", nil), ("untrusted", TLSIdentity.untrustedClient), ("expired", .expiredClient)] {
-                // TLS 1.3 clients learn of the refusal on their first read.
+                // TLS 1.3 clients learn of the refusal on their first read, which `finish` does.
                 do {
-                    let client = try server.connectClient(identity: identity)
+                    let client = try BinaryProviderClient(
+                        host: "127.0.0.1", port: server.gatewayPort, identity: identity)
                     try? client.send(BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert))
-                    XCTAssertThrowsError(try client.readToEnd(), "client certificate: \(name)")
+                    XCTAssertThrowsError(try client.finish(), "client certificate: \(name)")
                 } catch {
                     // Refused during the handshake itself: also right.
                 }

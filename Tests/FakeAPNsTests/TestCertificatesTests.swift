@@ -2,7 +2,7 @@ import FakeAPNsTestSupport
 import Foundation
 import XCTest
 
-@testable import FakeAPNs
+import FakeAPNs
 
 /// The built-in test identity must stay identical to the files in `TestCerts/`, which
 /// `Scripts/make-test-certs.sh` rewrites together with `TestCertificates.swift`.

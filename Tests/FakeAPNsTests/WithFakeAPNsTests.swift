@@ -1,6 +1,6 @@
 import FakeAPNsTestSupport
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// `withFakeAPNs`: the server is running inside the body and stopped after it, however the
 /// body ends.
@@ -9,7 +9,7 @@ final class WithFakeAPNsTests: XCTestCase {
 
     /// Whether a TLS client can connect to the port (a stopped server's port refuses).
     private func accepts(_ port: Int) -> Bool {
-        (try? TLSClient(host: "127.0.0.1", port: port)) != nil
+        (try? BinaryProviderClient(host: "127.0.0.1", port: port)) != nil
     }
 
     func testTheServerRunsInsideAndTheBodysValueComesBack() throws {

@@ -1,24 +1,21 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+import FakeAPNs
 
 /// Binary-era senders write their notifications and close at once, without close_notify and
 /// without reading anything. Every notification they wrote must arrive, exactly once, at every
 /// TLS version the gateway offers, on a machine whose cores are busy (an idle machine hides
 /// losses: the server reads before the client's close lands).
 final class WriteThenCloseTests: XCTestCase {
-    private var server: FakeAPNsServer!
-
-    override func tearDown() {
-        server?.stop()
-    }
+    private let fixture = ServerFixture()
+    private var server: FakeAPNsServer { fixture.server }
 
     private static let clients = repositoryRoot.appendingPathComponent("Tests/Clients")
     private static let caFile = testCertificatePath("ca.pem")
 
     func testPythonClientsClosingWithoutCloseNotifyLoseNothingAtAnyTLSVersion() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         try withBusyCores {
             for (version, connections) in [("1.3", 1000), ("1.2", 250), ("1.1", 100), ("1.0", 100)] {
                 let sent = try run("/usr/bin/python3", [
@@ -32,7 +29,7 @@ final class WriteThenCloseTests: XCTestCase {
     }
 
     func testPHPSenderWritingPerDeviceThenClosingLosesNothing() throws {
-        server = try FakeAPNsServer.started()
+        try fixture.start(for: self)
         try withBusyCores {
             let sent = try run("/usr/bin/php", [
                 Self.clients.appendingPathComponent("write_then_close.php").path, "127.0.0.1", String(server.gatewayPort),

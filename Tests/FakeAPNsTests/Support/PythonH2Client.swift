@@ -1,6 +1,6 @@
 import FakeAPNsTestSupport
 import Foundation
-@testable import FakeAPNs
+import FakeAPNs
 
 /// What `Tests/Clients/h2_client.py` saw: an HTTP/2 client on Debian's python3-h2, which
 /// shares no code with FakeAPNs's nghttp2 layer and, like many stacks, stops reading at GOAWAY.

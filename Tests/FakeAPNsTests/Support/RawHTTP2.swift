@@ -1,4 +1,5 @@
 import Foundation
+// Reads internals on purpose: TLSClient, to write HTTP/2 frames by hand.
 @testable import FakeAPNs
 
 /// One HTTP/2 frame as bytes on the wire, written and read by hand: for what no client library
