@@ -203,6 +203,8 @@ extension Payload {
     /// added on first use.
     fileprivate struct Header {
         var parsed: [UInt32: ParsedBox] = [:]
+        /// The chunk's own lock, when the shared ones are off.
+        var ownLock: ConditionLock?
     }
 
     fileprivate final class ParsedBox: Sendable {
@@ -217,7 +219,10 @@ extension Payload {
     /// at most once.
     fileprivate final class Chunk: ManagedBuffer<Header, UInt8> {
         static func make(capacity: Int) -> Chunk {
-            unsafeDowncast(Chunk.create(minimumCapacity: capacity) { _ in Header() }, to: Chunk.self)
+            unsafeDowncast(
+                Chunk.create(minimumCapacity: capacity) { _ in
+                    Header(ownLock: Payload.stripesOn ? nil : ConditionLock())
+                }, to: Chunk.self)
         }
 
         /// Copies `raw` to `offset`, where no payload's bytes are yet.
@@ -235,6 +240,7 @@ extension Payload {
         /// The lock guarding this chunk's parse results: one of a few shared ones, since
         /// parsing is rare (tests look at a handful of payloads) and chunks are many.
         private var lock: ConditionLock {
+            if let own = header.ownLock { return own }
             let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
             return Payload.parseLocks[Int((address >> 4) % UInt(Payload.parseLocks.count))]
         }
@@ -261,6 +267,7 @@ extension Payload {
     }
 
     private static let parseLocks = (0..<32).map { _ in ConditionLock() }
+    fileprivate static let stripesOn = SpeedUp.stripes.isOn
 }
 
 /// Copies the payloads of one connection end to end into shared 64 KiB chunks: a stored
@@ -293,14 +300,16 @@ package struct PayloadArena {
 
     package init() {}
 
+    private static let arenaOn = SpeedUp.arena.isOn
+
     /// A payload holding a copy of `raw`.
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
         allocatedSinceReserve += raw.count + Self.notificationBytes
         if allocatedSinceReserve >= Self.reserveInterval {
             allocatedSinceReserve = 0
-            fakeapns_reserve_heap(Self.heapReserve, Self.heapAhead)
+            if SpeedUp.reserve.isOn { fakeapns_reserve_heap(Self.heapReserve, SpeedUp.prefault.isOn ? Self.heapAhead : 0) }
         }
-        guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
+        guard raw.count <= Self.largestShared, Self.arenaOn else { return Payload(copying: raw) }
         if chunk == nil || Self.chunkSize - used < raw.count {
             chunk = Payload.Chunk.make(capacity: Self.chunkSize)
             used = 0

@@ -18,7 +18,7 @@ enum QuickClientPolling {
     /// The longest wait (nanoseconds) after which the client still counts as quick.
     static let quickWait: UInt64 = 1_000_000
 
-    private static let mayPoll = fakeapns_usable_cpu_count() > 1
+    private static let mayPoll = SpeedUp.polling.isOn && fakeapns_usable_cpu_count() > 1
     private static let polling = Atomic<Bool>(false)
     /// Connections of the process between a read that brought bytes and their next wait.
     private static let working = Atomic<Int>(0)
@@ -120,7 +120,7 @@ extension TLSListener.Connection {
                 if let remaining, remaining <= .zero { return .timedOut }
                 if buffer.count == 0 { buffer.release() }
                 stream.releaseBuffers()
-                OSThread.releaseUnusedStack()
+                if SpeedUp.stack.isOn { OSThread.releaseUnusedStack() }
                 guard stream.waitUntilReadable(atMost: remaining) else { return .timedOut }
             }
         }

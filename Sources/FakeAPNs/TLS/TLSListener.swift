@@ -370,7 +370,7 @@ final class TLSListener: @unchecked Sendable {
             return burstPassed()
         }
         budget.release(listener: budgetSlot)
-        if burstEnded { fakeapns_release_free_memory() }
+        if burstEnded, SpeedUp.trim.isOn { fakeapns_release_free_memory() }
     }
 
     /// Whether a burst of connections has just ended: at least `burstSize` were open at once
