@@ -8,7 +8,7 @@ import Glibc
 /// every one off). Unknown names are ignored. Each one's doc comment says which row of
 /// `Scripts/bench.sh` it serves and what it buys there.
 package enum SpeedUp: String, CaseIterable, Sendable {
-    /// ``PayloadArena``: payloads of a connection copied end to end into shared chunks.
+    /// ``ByteArena``: payloads of a connection copied end to end into shared chunks.
     case arena
     /// ``HeapReserve``: a connection's malloc arena grown in large steps.
     case reserve
@@ -18,9 +18,9 @@ package enum SpeedUp: String, CaseIterable, Sendable {
     case stripes
     /// ``QuickClientPolling``: polling before sleeping for clients that answer quickly.
     case polling
-    /// Giving back the stack pages a deep call left resident, when a connection goes quiet.
+    /// ``MemoryRelease/unusedStack()``: stack pages a deep call left resident given back.
     case stack
-    /// Giving the heap's free pages back to the system after a burst of connections.
+    /// ``MemoryRelease/freeHeap()``: free heap pages given back after a burst of connections.
     case trim
 
     /// Whether the measure is on (not named in `FAKEAPNS_SPEEDUPS_OFF`).
@@ -28,14 +28,16 @@ package enum SpeedUp: String, CaseIterable, Sendable {
 
     private static let off: Set<SpeedUp> = {
         guard let value = getenv("FAKEAPNS_SPEEDUPS_OFF") else { return [] }
-        let names = String(cString: value).split(separator: ",").map { $0.trimmingASCIISpaces() }
-        if names.contains("all") { return Set(allCases) }
-        return Set(names.compactMap { SpeedUp(rawValue: $0) })
+        var names: Set<String> = []
+        var name = ""
+        for character in String(cString: value) + "," {
+            if character == "," {
+                names.insert(name)
+                name = ""
+            } else if character != " " {
+                name.append(character)
+            }
+        }
+        return names.contains("all") ? Set(allCases) : Set(names.compactMap { SpeedUp(rawValue: $0) })
     }()
-}
-
-extension Substring {
-    fileprivate func trimmingASCIISpaces() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
 }
