@@ -80,6 +80,12 @@ package enum HeapReserve {
         free(block)
     }
 
+    /// Whether the mapping-ahead thread runs now.
+    static var isMappingAhead: Bool { Prefaulter.shared.isRunning }
+
+    /// Whether the calling thread holds room it has not given back.
+    static var threadHoldsReserve: Bool { ThreadMark.isSet }
+
     private static let pageSize = UInt(sysconf(Int32(_SC_PAGESIZE)))
 
     /// The whole pages inside `count` bytes at `address`.
@@ -107,6 +113,8 @@ package enum HeapReserve {
             pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
         }
 
+        static var isSet: Bool { pthread_getspecific(key) != nil }
+
         /// Whether the mark was set; clears it.
         static func take() -> Bool {
             guard pthread_getspecific(key) != nil else { return false }
@@ -126,6 +134,8 @@ package enum HeapReserve {
         private var generation = 0
         private var mapping = false
         private var running = false
+
+        var isRunning: Bool { lock.withLock { running } }
 
         /// Queues `pages` for mapping, starting the thread unless it runs.
         func add(_ pages: Pages) {
