@@ -1,14 +1,13 @@
 /// Bytes of one or more values end to end, in the same allocation as the object, each with at
 /// most one thing computed from it on first use (a payload's parse results), kept by the
 /// value's offset. Bytes are written once, before anything reads them; the computed things are
-/// added under a lock (one of ``StripedLocks``), so each is computed at most once.
+/// added under the chunk's own lock, so each is computed at most once. A lock per chunk costs
+/// about 150 bytes per 64 KiB chunk of ``ByteArena``'s, a fraction of a byte per payload.
 package final class ByteChunk: ManagedBuffer<ByteChunkHeader, UInt8> {
     /// A chunk with room for `capacity` bytes.
     package static func make(capacity: Int) -> ByteChunk {
         unsafeDowncast(
-            ByteChunk.create(minimumCapacity: capacity) { _ in
-                ByteChunkHeader(ownLock: StripedLocks.isOn ? nil : ConditionLock())
-            }, to: ByteChunk.self)
+            ByteChunk.create(minimumCapacity: capacity) { _ in ByteChunkHeader() }, to: ByteChunk.self)
     }
 
     /// Copies `raw` to `offset`, where no value's bytes are yet.
@@ -23,9 +22,7 @@ package final class ByteChunk: ManagedBuffer<ByteChunkHeader, UInt8> {
         try withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0 + offset, count: count)) }
     }
 
-    private var lock: ConditionLock {
-        header.ownLock ?? StripedLocks.lock(for: self)
-    }
+    private var lock: ConditionLock { header.lock }
 
     /// What `make` computed from the value at `offset`, computing it on first use; concurrent
     /// first readers wait for one computation. Every call for one offset passes the same type.
@@ -48,26 +45,8 @@ package final class ByteChunk: ManagedBuffer<ByteChunkHeader, UInt8> {
 package struct ByteChunkHeader {
     /// What was computed from the values, by offset, added on first use.
     fileprivate var computed: [UInt32: AnyObject] = [:]
-    /// The chunk's own lock, when ``StripedLocks`` are off.
-    fileprivate let ownLock: ConditionLock?
-}
-
-/// A few locks shared by many objects, each object's chosen by its address: for state that is
-/// rarely locked (a test reads a handful of payloads' parse results) in objects that are many
-/// (a gateway keeps a chunk per 450 payloads, and without ``ByteArena`` one per payload), so
-/// that an object costs no lock of its own.
-///
-/// Serves the `memory` row of `Scripts/bench.sh` (bytes per stored notification). Switch:
-/// `stripes` (off: each chunk allocates its own ``ConditionLock``).
-package enum StripedLocks {
-    static let isOn = SpeedUp.stripes.isOn
-    private static let locks = (0..<32).map { _ in ConditionLock() }
-
-    /// The lock for `object`.
-    static func lock(for object: AnyObject) -> ConditionLock {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-        return locks[Int((address >> 4) % UInt(locks.count))]
-    }
+    /// Guards ``computed``.
+    fileprivate let lock = ConditionLock()
 }
 
 /// Copies the values one connection receives (payloads) end to end into shared 64 KiB

@@ -14,8 +14,6 @@ package enum SpeedUp: String, CaseIterable, Sendable {
     case reserve
     /// ``HeapReserve``'s mapping ahead of the reserved room on a background thread.
     case prefault
-    /// ``StripedLocks``: a few shared locks for the parse results of many chunks.
-    case stripes
     /// ``QuickClientPolling``: polling before sleeping for clients that answer quickly.
     case polling
     /// ``MemoryRelease/unusedStack()``: stack pages a deep call left resident given back.
