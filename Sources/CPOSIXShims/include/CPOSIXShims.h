@@ -4,6 +4,7 @@
 #define FAKEAPNS_CPOSIXSHIMS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /// accept4 with close-on-exec (a GNU extension Swift's Glibc module hides).
 int fakeapns_accept(int socket);
@@ -25,19 +26,10 @@ void fakeapns_set_thread_name(const char *name);
 /// Gives the heap's free pages back to the system (glibc's malloc_trim).
 void fakeapns_release_free_memory(void);
 
-/// Makes room for `bytes` of small blocks in the calling thread's malloc arena at once. glibc
-/// grows a thread's arena by the page or two a request lacks, with an mprotect each time,
-/// which also holds every other thread's page faults; a block of `bytes` allocated and freed
-/// grows it in one step and leaves the room free at its top (the first time, glibc maps the
-/// block on its own instead, and from then on keeps blocks of that size in the arenas). The
-/// first `ahead` bytes of the room are then mapped by a background thread (madvise
-/// MADV_POPULATE_WRITE, which writes nothing), so that the caller, filling them, does not stop
-/// on a page fault for each page; at most a few ranges wait, the oldest dropped.
-void fakeapns_reserve_heap(size_t bytes, size_t ahead);
-
-/// Gives back the pages of the calling thread's reserve that it did not fill, and stops their
-/// mapping ahead: for a thread whose flood ended (a connection closing).
-void fakeapns_release_heap_reserve(void);
+/// Allocates a block of `bytes`, writes its first byte and frees it, and returns where it was (0
+/// when malloc failed): grows the calling thread's malloc arena in one step (see the Swift
+/// `HeapReserve`). In C because the write must not be optimised away with the block.
+uintptr_t fakeapns_grow_heap(size_t bytes);
 
 /// How many CPUs the calling thread and the process's main thread may run on between them
 /// (sched_getaffinity); 1 when it cannot tell.

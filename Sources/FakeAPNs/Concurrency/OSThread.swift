@@ -49,12 +49,6 @@ package struct OSThread: Sendable {
     package func detach() {
         pthread_detach(handle)
     }
-
-    /// Gives back the calling thread's stack pages below its current frames, which a deep call
-    /// (a TLS handshake) left resident; they are touched again only by a call as deep.
-    package static func releaseUnusedStack() {
-        fakeapns_release_unused_stack()
-    }
 }
 
 /// A thread the system would not start, with its words (`pthread_create`'s error number).

@@ -1,4 +1,3 @@
-internal import CPOSIXShims
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -26,16 +25,17 @@ public import Foundation
 /// ```
 public struct Payload: Sendable, Hashable {
     /// The chunk holding the bytes, shared by copies (and, for payloads a connection received,
-    /// by its neighbours); only read after creation, the parse results under a lock.
+    /// by its neighbours, see ``PayloadArena``); only read after creation, the parse results
+    /// under a lock.
     private struct Shared: @unchecked Sendable {
-        let chunk: Chunk
+        let chunk: ByteChunk
     }
 
     private let shared: Shared
     /// Where the bytes start in the chunk, and how many there are.
     private let offset: UInt32
     private let length: UInt32
-    private var chunk: Chunk { shared.chunk }
+    private var chunk: ByteChunk { shared.chunk }
 
     /// Creates a payload from raw bytes, without parsing them.
     public init(bytes: some Sequence<UInt8>) {
@@ -45,16 +45,15 @@ public struct Payload: Sendable, Hashable {
 
     /// A payload copied into a chunk of its own: one allocation, bytes and all.
     init(copying raw: UnsafeRawBufferPointer) {
-        self.init(copying: raw, into: Chunk.make(capacity: raw.count), at: 0)
+        self.init(chunk: ByteArena.single(raw), offset: 0, count: raw.count)
     }
 
-    /// A payload whose bytes are copied to `offset` in `chunk`, where no payload's are yet.
-    fileprivate init(copying raw: UnsafeRawBufferPointer, into chunk: Chunk, at offset: Int) {
-        precondition(offset + raw.count <= Int(UInt32.max), "a payload of \(raw.count) bytes at \(offset)")
-        chunk.write(raw, at: offset)
+    /// The payload whose `count` bytes were copied to `offset` in `chunk`.
+    fileprivate init(chunk: ByteChunk, offset: Int, count: Int) {
+        precondition(offset + count <= Int(UInt32.max), "a payload of \(count) bytes at \(offset)")
         shared = Shared(chunk: chunk)
         self.offset = UInt32(offset)
-        self.length = UInt32(raw.count)
+        self.length = UInt32(count)
     }
 
     /// Creates a payload from the UTF-8 bytes of `string`, without parsing it.
@@ -137,17 +136,17 @@ public struct Payload: Sendable, Hashable {
 
     /// Whether the bytes have been parsed yet; lets tests check that parsing is lazy.
     var isParsed: Bool {
-        chunk.isParsed(at: offset)
+        chunk.hasComputed(at: offset)
     }
 
     /// How many times the bytes have been parsed (0 or 1); lets tests check parsing happens once.
     var parseCount: Int {
-        chunk.parseCount(at: offset)
+        isParsed ? 1 : 0
     }
 
-    /// The parse result, parsing on first use.
+    /// The parse result, parsing on first use; concurrent first readers wait for one parse.
     private var parsed: Parsed {
-        chunk.parsed(at: offset, count: length)
+        chunk.computed(at: offset) { ParsedBox(withBytes { Parsed(bytes: $0) }) }.value
     }
 
     /// Payloads are equal when their bytes are equal.
@@ -199,114 +198,19 @@ extension Payload {
         }
     }
 
-    /// What a chunk holds besides its bytes: the parse results of its payloads, by offset,
-    /// added on first use.
-    fileprivate struct Header {
-        var parsed: [UInt32: ParsedBox] = [:]
-    }
-
     fileprivate final class ParsedBox: Sendable {
         let value: Parsed
         init(_ value: Parsed) { self.value = value }
     }
-
-    /// Bytes of one or more payloads, end to end, in the same allocation as the object (a
-    /// gateway receives a million payloads a second: a connection copies them into 64 KiB
-    /// chunks, see ``PayloadArena``). Bytes are written once, before their payload exists;
-    /// the parse results are added under one of a few shared locks, so each payload is parsed
-    /// at most once.
-    fileprivate final class Chunk: ManagedBuffer<Header, UInt8> {
-        static func make(capacity: Int) -> Chunk {
-            unsafeDowncast(Chunk.create(minimumCapacity: capacity) { _ in Header() }, to: Chunk.self)
-        }
-
-        /// Copies `raw` to `offset`, where no payload's bytes are yet.
-        func write(_ raw: UnsafeRawBufferPointer, at offset: Int) {
-            guard let base = raw.baseAddress, raw.count > 0 else { return }
-            withUnsafeMutablePointerToElements {
-                ($0 + offset).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count)
-            }
-        }
-
-        func withBytes<T>(at offset: Int, count: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-            try withUnsafeMutablePointerToElements { try body(UnsafeBufferPointer(start: $0 + offset, count: count)) }
-        }
-
-        /// The lock guarding this chunk's parse results: one of a few shared ones, since
-        /// parsing is rare (tests look at a handful of payloads) and chunks are many.
-        private var lock: ConditionLock {
-            let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
-            return Payload.parseLocks[Int((address >> 4) % UInt(Payload.parseLocks.count))]
-        }
-
-        /// The parse result of the payload at `offset`, parsing on first use; concurrent first
-        /// readers wait for one parse.
-        func parsed(at offset: UInt32, count: UInt32) -> Parsed {
-            lock.withLock {
-                if let parsed = header.parsed[offset] { return parsed.value }
-                let parsed = withBytes(at: Int(offset), count: Int(count)) { Parsed(bytes: $0) }
-                header.parsed[offset] = ParsedBox(parsed)
-                return parsed
-            }
-        }
-
-        func isParsed(at offset: UInt32) -> Bool {
-            lock.withLock { header.parsed[offset] != nil }
-        }
-
-        /// 1 once the payload at `offset` was parsed, 0 before: never more.
-        func parseCount(at offset: UInt32) -> Int {
-            isParsed(at: offset) ? 1 : 0
-        }
-    }
-
-    private static let parseLocks = (0..<32).map { _ in ConditionLock() }
 }
 
-/// Copies the payloads of one connection end to end into shared 64 KiB chunks: a stored
-/// notification's payload costs its bytes and no allocation of its own. A chunk lives as long
-/// as one of its payloads does. Owned by one thread.
-package struct PayloadArena {
-    /// Bytes a chunk holds: 64 KiB less the allocator's and the object's headers.
-    static let chunkSize = 64 * 1024 - 64
-    /// Larger payloads get a chunk of their own.
-    static let largestShared = 4 * 1024
+/// The arena a connection copies the payloads it receives into (see ``ByteArena``).
+package typealias PayloadArena = ByteArena
 
-    private var chunk: Payload.Chunk?
-    private var used = 0
-    /// About how much the connection's thread allocated for its notifications since it last
-    /// reserved heap: each payload's bytes and ``notificationBytes``.
-    private var allocatedSinceReserve = 0
-    /// What a notification allocates besides its payload, about (its record, its fields, its
-    /// place in the queue and the history).
-    private static let notificationBytes = 320
-    /// Room reserved in the thread's malloc arena ahead of the notifications, reserved again
-    /// every ``reserveInterval`` of them: a connection receiving a flood of notifications grows
-    /// its arena in steps of this size rather than page by page (see `fakeapns_reserve_heap`).
-    private static let heapReserve = 4 << 20
-    /// How much of the reserve is mapped ahead each time, a little more than is used until the
-    /// next time: mapping further ahead also makes resident early the spare capacity of the
-    /// queue's and the history's arrays, which the arena hands out from the same room.
-    private static let heapAhead = 768 << 10
-    /// About how much a connection allocates between two reserves.
-    private static let reserveInterval = 512 << 10
-
-    package init() {}
-
+extension ByteArena {
     /// A payload holding a copy of `raw`.
     package mutating func payload(copying raw: UnsafeRawBufferPointer) -> Payload {
-        allocatedSinceReserve += raw.count + Self.notificationBytes
-        if allocatedSinceReserve >= Self.reserveInterval {
-            allocatedSinceReserve = 0
-            fakeapns_reserve_heap(Self.heapReserve, Self.heapAhead)
-        }
-        guard raw.count <= Self.largestShared else { return Payload(copying: raw) }
-        if chunk == nil || Self.chunkSize - used < raw.count {
-            chunk = Payload.Chunk.make(capacity: Self.chunkSize)
-            used = 0
-        }
-        let payload = Payload(copying: raw, into: chunk!, at: used)
-        used += raw.count
-        return payload
+        let (chunk, offset) = copy(raw)
+        return Payload(chunk: chunk, offset: offset, count: raw.count)
     }
 }

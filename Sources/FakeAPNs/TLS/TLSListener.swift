@@ -390,7 +390,7 @@ final class TLSListener: @unchecked Sendable {
                 transport: stream.isTLS ? .tls : .plaintext)
             onConnection(info, true)
             handler(Connection(stream: stream, info: info, listener: self))
-            fakeapns_release_heap_reserve()
+            HeapReserve.release()
             stream.sendCloseNotify()
             onConnection(info, false)
         } catch let error as TLSError {
@@ -408,7 +408,7 @@ final class TLSListener: @unchecked Sendable {
         }
         stopsWaiting.forEach { $0.resume() }
         budget.release(listener: budgetSlot)
-        if burstEnded { fakeapns_release_free_memory() }
+        if burstEnded { MemoryRelease.freeHeap() }
     }
 
     /// Whether a burst of connections has just ended: at least `burstSize` were open at once

@@ -216,11 +216,9 @@ final class TLSStream: @unchecked Sendable {
         _ = SSL_free_buffers(ssl)
     }
 
-    /// Whether the client's last wait was short enough that the next one is worth polling for
-    /// (see ``TLSListener/Connection/read(into:insideFrame:)``). Only the owning thread uses it.
-    var clientAnswersQuickly = true
-    /// Whether ``QuickClientPolling`` counts this connection as working.
-    var countedWorking = false
+    /// This connection's part in ``QuickClientPolling`` (see
+    /// ``TLSListener/Connection/read(into:insideFrame:)``). Only the owning thread uses it.
+    var polling = QuickClientPolling.State()
 
     /// Polls the socket, without sleeping, until it is readable (the end of the stream
     /// included) or the monotonic clock reaches `end` (nanoseconds); false when nothing came.
@@ -349,7 +347,7 @@ final class TLSStream: @unchecked Sendable {
         guard !closed else { return }
         if notifyPeer { sendCloseNotify() }
         closed = true
-        QuickClientPolling.stopWorking(self)
+        QuickClientPolling.stopWorking(&polling)
         Glibc.close(socket)
     }
 
@@ -357,7 +355,7 @@ final class TLSStream: @unchecked Sendable {
     /// peer looks.
     func abort() {
         guard !closed else { return }
-        QuickClientPolling.stopWorking(self)
+        QuickClientPolling.stopWorking(&polling)
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         closed = true
