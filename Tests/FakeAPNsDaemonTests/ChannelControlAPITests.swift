@@ -81,7 +81,8 @@ final class ChannelControlAPITests: XCTestCase {
 
         let one = try http.get("/api/v1/channels/\(escaped(id))")
         XCTAssertEqual(one.status, 200, one.text)
-        XCTAssertEqual(one.json?["subscribers"]?.arrayValue, [])
+        XCTAssertEqual(one.json?["subscriberCount"]?.intValue, 0)
+        XCTAssertNil(one.json?["subscribers"], "the subscribers are read page by page")
         XCTAssertEqual(daemon.server.channels.channel(id: id)?.storagePolicy, .mostRecentMessage)
 
         XCTAssertEqual(try http.delete("/api/v1/channels/\(escaped(id))").status, 204)
@@ -145,7 +146,7 @@ final class ChannelControlAPITests: XCTestCase {
 
         for (method, path, allow) in [
             ("PUT", "/api/v1/channels", "GET, POST"), ("POST", "/api/v1/channels/\(id)", "GET, DELETE"),
-            ("GET", "/api/v1/channels/\(id)/subscriptions", "POST"),
+            ("PUT", "/api/v1/channels/\(id)/subscriptions", "GET, POST"),
             ("GET", "/api/v1/channels/\(id)/subscriptions/\(alice.hex)", "DELETE"),
             ("POST", "/api/v1/deliveries", "GET, DELETE"), ("DELETE", "/api/v1/deliveries/next", "GET"),
         ] {
@@ -173,7 +174,9 @@ final class ChannelControlAPITests: XCTestCase {
         let path = "/api/v1/channels/\(escaped(id))/subscriptions"
         let subscribed = try http.post(path, #"{"token":"\#(alice.hex)"}"#)
         XCTAssertEqual(subscribed.status, 201, subscribed.text)
-        XCTAssertEqual(subscribed.json?["subscribers"]?.arrayValue, [.string(alice.hex)])
+        XCTAssertEqual(subscribed.json?["token"]?.stringValue, alice.hex, subscribed.text)
+        XCTAssertEqual(subscribed.json?["channel"]?.stringValue, id)
+        XCTAssertEqual(subscribed.json?["subscriberCount"]?.intValue, 1)
 
         let sent = try broadcast(id)
         XCTAssertEqual(sent.status, 0, sent.output)
@@ -206,7 +209,7 @@ final class ChannelControlAPITests: XCTestCase {
 
         // Alice leaves: the next broadcast reaches Bob only.
         XCTAssertEqual(try http.delete("\(path)/\(alice.hex)").status, 204)
-        XCTAssertEqual(try http.get("/api/v1/channels/\(escaped(id))").json?["subscribers"]?.arrayValue, [.string(bob.hex)])
+        XCTAssertEqual(try http.get(path).json?["subscribers"]?.arrayValue, [.string(bob.hex)])
         XCTAssertTrue(try broadcast(id, score: "3-1").output.hasSuffix("200"))
         let third = try http.get("/api/v1/deliveries/next?timeout=10")
         XCTAssertEqual(third.json?["token"]?.stringValue, bob.hex, third.text)
