@@ -330,8 +330,9 @@ final class ChannelControlAPITests: XCTestCase {
         XCTAssertEqual(listed[1]["bundle"]?.stringValue, "com.example.other")
 
         for _ in 0..<2 {
-            let one = try http.get("/api/v1/channels/\(escapedID)")
+            let one = try http.get("/api/v1/channels/\(escapedID)/subscriptions")
             XCTAssertEqual(one.json?["subscribers"]?.arrayValue, [.string(alice.hex), .string(bob.hex)], one.text)
+            XCTAssertEqual(one.json?["next"], .null, one.text)
             XCTAssertEqual(try http.get("/api/v1/channels/\(escaped(picked))").status, 200)
             XCTAssertEqual(try http.delete("/api/v1/channels/\(escapedID)").status, 204)
             XCTAssertEqual(try http.post("/api/v1/reset").status, 200)
