@@ -286,7 +286,7 @@ public final class ChannelRegistry: @unchecked Sendable {
             entry.stored = (notification, until)
         }
         made.reserveCapacity(made.count + entry.subscribers.count)
-        entry.subscribers.forEach { token in
+        entry.subscribers.forEachSubscriber { token in
             made.append(BroadcastDelivery(
                 deviceToken: token, channelID: channelID, notification: notification, isStoredMessage: false,
                 deliveredAt: now))
@@ -363,11 +363,11 @@ struct SubscriberSet {
     var tokens: [DeviceToken] {
         var tokens: [DeviceToken] = []
         tokens.reserveCapacity(count)
-        forEach { tokens.append($0) }
+        forEachSubscriber { tokens.append($0) }
         return tokens
     }
 
-    func forEach(_ body: (DeviceToken) -> Void) {
+    func forEachSubscriber(_ body: (DeviceToken) -> Void) {
         for entry in order { if let token = entry.token { body(token) } }
     }
 
