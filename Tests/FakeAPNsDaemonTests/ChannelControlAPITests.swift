@@ -378,7 +378,7 @@ final class DevicesFileChannelDaemonTests: XCTestCase {
         XCTAssertEqual(start["channels"]?[0]?["id"]?.stringValue, "Zm9v/+8=")
         XCTAssertEqual(start["channels"]?[0]?["subscriberCount"]?.intValue, 1)
         let web = try XCTUnwrap(start["listeners"]?.arrayValue?.first { $0["name"]?.stringValue == "web" }?["port"]?.intValue)
-        let read = try curl(port: web, "GET", "/api/v1/channels/Zm9v%2F%2B8%3D")
+        let read = try curl(port: web, "GET", "/api/v1/channels/Zm9v%2F%2B8%3D/subscriptions")
         XCTAssertEqual(read.status, 200, read.body)
         XCTAssertEqual(try JSONValue(parsing: read.body)["subscribers"]?[0]?.stringValue,
                        "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")
