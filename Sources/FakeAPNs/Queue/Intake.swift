@@ -49,6 +49,7 @@ final class Intake: @unchecked Sendable {
         /// Inside the intake's lock: numbers, records, announces and queues `batch`, leaving
         /// it empty; `numbered` sees the numbered batch just before it is queued.
         func take(_ batch: inout [Element], numbered: ([Element]) -> Void = { _ in }) {
+            guard !batch.isEmpty else { return }
             for index in batch.indices {
                 lastSequenceNumber += 1
                 batch[index].sequenceNumber = lastSequenceNumber
@@ -140,11 +141,6 @@ final class Intake: @unchecked Sendable {
     func append(_ rejection: Rejection) {
         var batch = [rejection]
         append(rejections: &batch)
-    }
-
-    /// How many deliveries were ever made, resets included: the last delivery's number.
-    var deliveryCount: UInt64 {
-        lock.withLock { deliveries.lastSequenceNumber }
     }
 
     /// Empties every queue and history, forgets every channel (``ChannelRegistry``) and runs
