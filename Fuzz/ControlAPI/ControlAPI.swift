@@ -88,6 +88,10 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     case .subscribe(_, let id):
         require(!id.isEmpty, "an empty channel id")
         expectedMethod = "POST"
+    case .subscribers(let id, _, let limit):
+        require(!id.isEmpty, "an empty channel id")
+        require((1...ChannelRegistry.maximumPageSize).contains(limit), "a page of \(limit) subscribers")
+        expectedMethod = "GET"
     case .notification(let sequence), .rejection(let sequence), .delivery(let sequence):
         require(sequence > 0, "sequence number \(sequence)")
         expectedMethod = "GET"

@@ -161,7 +161,7 @@ final class Daemon: Sendable {
     /// have no stored message, so nothing is delivered.
     private func subscribeDevices() {
         for (channel, subscribers) in channels {
-            for token in subscribers { try? server.channels.subscribe(token, to: channel.id) }
+            try? server.channels.subscribe(subscribers, to: channel.id)
         }
     }
 
@@ -194,7 +194,7 @@ final class Daemon: Sendable {
         if !channels.isEmpty {
             // The ids the registry picked, for a provider to be pointed at.
             line.append(("channels", .array(channels.map { channel, subscribers in
-                ControlJSON.channel(channel, subscribers: subscribers)
+                ControlJSON.channel(channel, subscriberCount: subscribers.count)
             })))
         }
         return .object(JSONObject(line))

@@ -67,7 +67,8 @@ final class ChannelControlAPITests: XCTestCase {
 
         let one = try http.get("/api/v1/channels/\(escaped(id))")
         XCTAssertEqual(one.status, 200, one.text)
-        XCTAssertEqual(one.json?["subscribers"]?.arrayValue, [])
+        XCTAssertEqual(one.json?["subscriberCount"]?.intValue, 0)
+        XCTAssertNil(one.json?["subscribers"], "the subscribers are read page by page")
         XCTAssertEqual(daemon.server.channels.channel(id: id)?.storagePolicy, .mostRecentMessage)
 
         XCTAssertEqual(try http.delete("/api/v1/channels/\(escaped(id))").status, 204)
@@ -131,7 +132,7 @@ final class ChannelControlAPITests: XCTestCase {
 
         for (method, path, allow) in [
             ("PUT", "/api/v1/channels", "GET, POST"), ("POST", "/api/v1/channels/\(id)", "GET, DELETE"),
-            ("GET", "/api/v1/channels/\(id)/subscriptions", "POST"),
+            ("PUT", "/api/v1/channels/\(id)/subscriptions", "GET, POST"),
             ("GET", "/api/v1/channels/\(id)/subscriptions/\(alice.hex)", "DELETE"),
             ("POST", "/api/v1/deliveries", "GET, DELETE"), ("DELETE", "/api/v1/deliveries/next", "GET"),
         ] {
@@ -159,7 +160,9 @@ final class ChannelControlAPITests: XCTestCase {
         let path = "/api/v1/channels/\(escaped(id))/subscriptions"
         let subscribed = try http.post(path, #"{"token":"\#(alice.hex)"}"#)
         XCTAssertEqual(subscribed.status, 201, subscribed.text)
-        XCTAssertEqual(subscribed.json?["subscribers"]?.arrayValue, [.string(alice.hex)])
+        XCTAssertEqual(subscribed.json?["token"]?.stringValue, alice.hex, subscribed.text)
+        XCTAssertEqual(subscribed.json?["channel"]?.stringValue, id)
+        XCTAssertEqual(subscribed.json?["subscriberCount"]?.intValue, 1)
 
         let sent = try broadcast(id)
         XCTAssertEqual(sent.status, 0, sent.output)
@@ -192,7 +195,7 @@ final class ChannelControlAPITests: XCTestCase {
 
         // Alice leaves: the next broadcast reaches Bob only.
         XCTAssertEqual(try http.delete("\(path)/\(alice.hex)").status, 204)
-        XCTAssertEqual(try http.get("/api/v1/channels/\(escaped(id))").json?["subscribers"]?.arrayValue, [.string(bob.hex)])
+        XCTAssertEqual(try http.get(path).json?["subscribers"]?.arrayValue, [.string(bob.hex)])
         XCTAssertTrue(try broadcast(id, score: "3-1").output.hasSuffix("200"))
         let third = try http.get("/api/v1/deliveries/next?timeout=10")
         XCTAssertEqual(third.json?["token"]?.stringValue, bob.hex, third.text)
@@ -313,8 +316,9 @@ final class ChannelControlAPITests: XCTestCase {
         XCTAssertEqual(listed[1]["bundle"]?.stringValue, "com.example.other")
 
         for _ in 0..<2 {
-            let one = try http.get("/api/v1/channels/\(escapedID)")
+            let one = try http.get("/api/v1/channels/\(escapedID)/subscriptions")
             XCTAssertEqual(one.json?["subscribers"]?.arrayValue, [.string(alice.hex), .string(bob.hex)], one.text)
+            XCTAssertEqual(one.json?["next"], .null, one.text)
             XCTAssertEqual(try http.get("/api/v1/channels/\(escaped(picked))").status, 200)
             XCTAssertEqual(try http.delete("/api/v1/channels/\(escapedID)").status, 204)
             XCTAssertEqual(try http.post("/api/v1/reset").status, 200)
@@ -358,7 +362,7 @@ final class DevicesFileChannelDaemonTests: XCTestCase {
         XCTAssertEqual(start["channels"]?[0]?["id"]?.stringValue, "Zm9v/+8=")
         XCTAssertEqual(start["channels"]?[0]?["subscriberCount"]?.intValue, 1)
         let web = try XCTUnwrap(start["listeners"]?.arrayValue?.first { $0["name"]?.stringValue == "web" }?["port"]?.intValue)
-        let read = try curl(port: web, "GET", "/api/v1/channels/Zm9v%2F%2B8%3D")
+        let read = try curl(port: web, "GET", "/api/v1/channels/Zm9v%2F%2B8%3D/subscriptions")
         XCTAssertEqual(read.status, 200, read.body)
         XCTAssertEqual(try JSONValue(parsing: read.body)["subscribers"]?[0]?.stringValue,
                        "fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2")

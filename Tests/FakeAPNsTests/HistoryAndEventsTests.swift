@@ -97,10 +97,9 @@ final class HistoryAndEventsTests: XCTestCase {
     /// first batch after the last reset, and every number was announced once, in order.
     func testAResetDuringArrivalsLeavesEveryBatchWhollyBeforeOrAfterIt() throws {
         let announced = Locked<[UInt64]>([])
-        let intake = Intake<PushNotification>(
-            noun: "notification", retention: nil,
-            announce: { batch in announced.withLock { $0.append(contentsOf: batch.map(\.sequenceNumber)) } },
-            backPressure: nil)
+        let intake = Intake(
+            retention: nil,
+            announceAccepted: { batch in announced.withLock { $0.append(contentsOf: batch.map(\.sequenceNumber)) } })
         let notification = PushNotification(
             deviceToken: Fixtures.token, payload: Payload(bytes: Fixtures.alert), format: .enhanced,
             connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9"))
@@ -110,7 +109,7 @@ final class HistoryAndEventsTests: XCTestCase {
         let sender = try OSThread(name: "intake-sender") {
             for _ in 0..<batches {
                 var batch = Array(repeating: notification, count: batchSize)
-                intake.append(moving: &batch)
+                intake.append(notifications: &batch)
             }
             done.withLock { $0 = true }
         }
@@ -119,8 +118,8 @@ final class HistoryAndEventsTests: XCTestCase {
         sender.join()
         let total = UInt64(batches * batchSize)
         XCTAssertEqual(announced.withLock { $0 }, Array(1...total), "each number announced once, in order")
-        let queued = intake.mailbox.snapshot().map(\.sequenceNumber)
-        XCTAssertEqual(intake.history.list().map(\.sequenceNumber), queued, "queue and history agree")
+        let queued = intake.notifications.mailbox.snapshot().map(\.sequenceNumber)
+        XCTAssertEqual(intake.notifications.history.list().map(\.sequenceNumber), queued, "queue and history agree")
         XCTAssertEqual(queued.count % batchSize, 0, "no batch was cut by a reset")
         if let first = queued.first {
             XCTAssertEqual(first % UInt64(batchSize), 1, "the kept items start at a batch")
@@ -128,8 +127,8 @@ final class HistoryAndEventsTests: XCTestCase {
         }
         intake.reset()
         var one = [notification]
-        intake.append(moving: &one)
-        XCTAssertEqual(try intake.mailbox.pop(timeout: .seconds(5)).sequenceNumber, total + 1, "numbering goes on")
-        XCTAssertEqual(intake.history.list().map(\.sequenceNumber), [total + 1])
+        intake.append(notifications: &one)
+        XCTAssertEqual(try intake.notifications.mailbox.pop(timeout: .seconds(5)).sequenceNumber, total + 1, "numbering goes on")
+        XCTAssertEqual(intake.notifications.history.list().map(\.sequenceNumber), [total + 1])
     }
 }

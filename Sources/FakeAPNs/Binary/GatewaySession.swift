@@ -5,12 +5,11 @@ import Foundation
 #endif
 
 /// What every gateway connection of one server shares: the decoder's limits, the policy, and
-/// the intakes.
+/// the intake.
 struct GatewayContext: Sendable {
     let decoder: BinaryDecoder
     let policy: Policy
-    let notifications: Intake<PushNotification>
-    let rejections: Intake<Rejection>
+    let intake: Intake
 }
 
 /// One connection to the binary gateway: reads, decodes every complete notification in what
@@ -101,7 +100,7 @@ struct GatewaySession {
         let judging = context.policy.isActive
         defer {
             if !judging, let last = batch.last { state.lastAcceptedIdentifier = last.identifier }
-            context.notifications.append(moving: &batch)
+            context.intake.append(notifications: &batch)
         }
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
@@ -126,7 +125,7 @@ struct GatewaySession {
                 return (offset, nil)
             case .failure(let failure):
                 if !judging, let last = batch.last { state.lastAcceptedIdentifier = last.identifier }
-                context.notifications.append(moving: &batch)
+                context.intake.append(notifications: &batch)
                 return (offset, refuse(failure))
             }
         }
@@ -140,8 +139,7 @@ struct GatewaySession {
         var verdict = context.policy.judge(token: notification.deviceToken, topic: topic)
         if case .delay(let duration) = verdict {
             // Whatever arrived before the delay is delivered before it.
-            context.notifications.append(contentsOf: batch)
-            batch.removeAll()
+            context.intake.append(notifications: &batch)
             verdict = connection.listener.pause(duration)
                 ? context.policy.judge(token: notification.deviceToken, topic: topic, afterDelay: true) : .stopped
         }
@@ -171,8 +169,7 @@ struct GatewaySession {
         case .stopped, .delay:
             refusal = (.shutdown, "the server stopped during a fault delay", .fault)
         }
-        context.notifications.append(contentsOf: batch)
-        batch.removeAll()
+        context.intake.append(notifications: &batch)
         let (status, detail, cause) = refusal
         let identifier = status == .shutdown ? state.lastAcceptedIdentifier : notification.identifier
         let response = notification.format == .simple ? nil : BinaryErrorResponse(status: status, identifier: identifier)
@@ -181,8 +178,7 @@ struct GatewaySession {
     }
 
     private func closeSilently(_ notification: PushNotification, detail: String, batch: inout [PushNotification]) -> Ending {
-        context.notifications.append(contentsOf: batch)
-        batch.removeAll()
+        context.intake.append(notifications: &batch)
         record(notification, status: nil, reason: "Connection closed", detail: detail, cause: .fault, response: nil, closed: true)
         return Ending(response: nil)
     }
@@ -191,7 +187,7 @@ struct GatewaySession {
         _ notification: PushNotification, status: BinaryStatus?, reason: String?, detail: String, cause: Rejection.Cause,
         response: BinaryErrorResponse?, closed: Bool
     ) {
-        context.rejections.append(Rejection(
+        context.intake.append(Rejection(
             answer: status.map { .status($0) }, reason: reason, detail: detail, cause: cause, responseSent: response != nil,
             connectionClosed: closed, identifier: response?.identifier ?? notification.identifier,
             deviceToken: notification.deviceToken, payload: notification.payload, format: notification.format,
@@ -201,7 +197,7 @@ struct GatewaySession {
     /// Records a malformed notification and says how the connection ends.
     private func refuse(_ failure: BinaryDecoder.Failure) -> Ending {
         let response = failure.sendsResponse ? BinaryErrorResponse(status: failure.status, identifier: failure.identifier) : nil
-        context.rejections.append(Rejection(
+        context.intake.append(Rejection(
             answer: .status(failure.status), detail: failure.reason, cause: .malformed, responseSent: response != nil,
             connectionClosed: true, identifier: failure.identifier, deviceToken: failure.token.map { DeviceToken(bytes: $0) },
             payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info))

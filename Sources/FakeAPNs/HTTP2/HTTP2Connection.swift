@@ -10,11 +10,10 @@ struct HTTP2Context: Sendable {
     let authentication: HTTP2Authentication
     let verifier: ProviderTokenVerifier?
     let policy: Policy
-    let notifications: Intake<PushNotification>
-    let rejections: Intake<Rejection>
+    /// Where accepted notifications and refusals go; its channels serve the channel
+    /// management and broadcast APIs.
+    let intake: Intake
     let clock: @Sendable () -> Date
-    /// The server's channels, for the channel management and broadcast APIs.
-    let channels: ChannelRegistry
     /// The listener serves channel management only: every other path is `BadPath`.
     let managementOnly: Bool
 }
@@ -46,15 +45,15 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     private let bodyLimit: Int
 
     private let connection: TLSListener.Connection
-    private let context: HTTP2Context
+    let context: HTTP2Context
     // Only the connection's thread touches what follows, several times per request:
     // `@exclusivity(unchecked)` spares each access the runtime's exclusivity check.
-    @exclusivity(unchecked) private var session: (any RequestFraming)!
+    @exclusivity(unchecked) var session: (any RequestFraming)!
     /// Makes the session: HTTP/2 through nghttp2, or the plaintext listener's framing.
     private let makeSession: (any HTTP2SessionDelegate) throws -> any RequestFraming
     /// The connection's record, as the notifications and refusals carry it: a plaintext
     /// connection's says which protocol it speaks once its first bytes arrived.
-    @exclusivity(unchecked) private var info: ConnectionInfo
+    @exclusivity(unchecked) private(set) var info: ConnectionInfo
     /// Requests whose header block or body is still arriving.
     @exclusivity(unchecked) private var streams = HTTP2StreamTable()
     /// The stream whose header block arrives now (0: none) and its slot in `streams`: a
@@ -70,8 +69,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var refusalStreams: [Int32] = []
     /// What nghttp2 sends next, reused from one round to the next.
     @exclusivity(unchecked) private var output: [UInt8] = []
-    @exclusivity(unchecked) private var tokens: ProviderTokenSession
-    @exclusivity(unchecked) private var uuids = RandomUUID()
+    @exclusivity(unchecked) var tokens: ProviderTokenSession
+    @exclusivity(unchecked) var uuids = RandomUUID()
     /// Where accepted payloads are copied: shared chunks, no allocation per notification.
     @exclusivity(unchecked) private var payloads = PayloadArena()
     /// The shared fields the last accepted push got (see `sharedFields`).
@@ -201,18 +200,11 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             Self.keep(&batch, streams: &batchStreams, upTo: goAwayLastStream)
             Self.keep(&refusals, streams: &refusalStreams, upTo: goAwayLastStream)
         }
-        if batchHasBroadcast {
-            batchHasBroadcast = false
-            let channels = context.channels
-            context.notifications.append(moving: &batch) { numbered in
-                for notification in numbered where notification.format == .broadcast { channels.deliver(notification) }
-            }
-        } else {
-            context.notifications.append(moving: &batch)
-        }
+        context.intake.append(notifications: &batch, broadcasts: batchHasBroadcast)
+        batchHasBroadcast = false
         batchStreams.removeAll(keepingCapacity: true)
         if !refusals.isEmpty {
-            context.rejections.append(moving: &refusals)
+            context.intake.append(rejections: &refusals)
             refusalStreams.removeAll(keepingCapacity: true)
         }
     }
@@ -386,7 +378,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// The policy's verdict from `judge`, with a fault delay waited out: the answers owed go
     /// first, then the connection reads nothing for the delay, then `judge` is asked again
     /// (`afterDelay` true). `.stopped` when the server stopped meanwhile.
-    private func waitingOutDelays(_ judge: (_ afterDelay: Bool) -> Policy.Verdict) -> Policy.Verdict {
+    func waitingOutDelays(_ judge: (_ afterDelay: Bool) -> Policy.Verdict) -> Policy.Verdict {
         let verdict = judge(false)
         guard case .delay(let duration) = verdict else { return verdict }
         _ = flush()
@@ -396,7 +388,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// What a fault rule's action does to a request, the same on every API: `answer` refuses
     /// it with a reason (`closes`: a GOAWAY follows); `unanswered` records a refusal no answer
     /// tells of ("Stream reset", "Connection closed"; `closed`: the connection closes).
-    private func act(
+    func act(
         _ action: FaultRule.Action, on stream: Int32, answer: (APNsReason, _ closes: Bool) -> Void,
         unanswered: (_ outcome: String, _ closed: Bool) -> Void
     ) {
@@ -423,14 +415,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     }
 
     /// The server stopped during a fault delay: this request was not processed.
-    private func stoppedDuringDelay(_ stream: Int32) {
+    func stoppedDuringDelay(_ stream: Int32) {
         session.submitReset(stream, errorCode: Self.refusedStream)
         goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
     }
 
     /// The topics the connection's credentials allow, or why they do not count: certificate
     /// authentication needs a certificate for this server's environment.
-    private func topicAuthority() -> Result<TopicAuthority, ChannelRefusal> {
+    func topicAuthority() -> Result<TopicAuthority, ChannelRefusal> {
         switch context.authentication {
         case .none:
             return .success(.any)
@@ -452,7 +444,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     }
 
     /// As APNs: with token authentication, more streams once a request succeeds.
-    private func openStreams() {
+    func openStreams() {
         if !streamsOpened {
             streamsOpened = true
             session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), Self.openStreamLimit)])
@@ -519,17 +511,32 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         reason: APNsReason?, label: String?, detail: String, cause: Rejection.Cause, responseSent: Bool, closed: Bool,
         apnsID: String? = nil, topic: String? = nil, unregisteredAt: Date? = nil
     ) {
-        processed(stream)
-        refusalStreams.append(stream)
-        refusals.append(Rejection(
+        queue(Rejection(
             answer: reason.map { .reason($0) }, reason: label, detail: detail, cause: cause, responseSent: responseSent,
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, topic: topic ?? validated?.topic,
-            unregisteredAt: unregisteredAt, connection: info))
+            unregisteredAt: unregisteredAt, connection: info), on: stream)
     }
 
-    private func processed(_ stream: Int32) {
+    /// Holds a refusal until its answer leaves (then the intake records it), unless a GOAWAY
+    /// withholds its stream.
+    func queue(_ refusal: Rejection, on stream: Int32) {
+        processed(stream)
+        refusalStreams.append(stream)
+        refusals.append(refusal)
+    }
+
+    /// Holds an accepted broadcast until its answer leaves (then the intake records it and
+    /// makes its deliveries), unless a GOAWAY withholds its stream.
+    func queue(broadcast: PushNotification, on stream: Int32) {
+        processed(stream)
+        batchStreams.append(stream)
+        batchHasBroadcast = true
+        batch.append(broadcast)
+    }
+
+    func processed(_ stream: Int32) {
         if stream > lastProcessed { lastProcessed = stream }
     }
 
@@ -555,272 +562,5 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             return String(topic.dropLast(suffix.count))
         }
         return topic
-    }
-}
-
-// MARK: - Channel management and broadcasts
-
-/// One channel management or broadcast request being handled: what its refusal records.
-private struct ChannelCall {
-    let stream: Int32
-    let route: ChannelRoute
-    let operation: ChannelOperation?
-    let requestID: String
-    let fields: RequestHeaderFields
-    let body: UnsafeRawBufferPointer
-}
-
-extension HTTP2Connection {
-    /// Answers a channel management or broadcast request. Apple documents no order for its
-    /// checks; this one, the first failing check deciding, is the order Apple's pages suggest:
-    ///
-    /// 1. the path (`BadPath`; on the channel listener, anything but management; any other path
-    ///    goes to the provider API's checks) and the method (`MethodNotAllowed`), then repeated headers (`DuplicateHeaders`);
-    /// 2. authentication, exactly as for `/3/device` (certificate, its environment, the provider
-    ///    token and the connection's token rules), then the bundle: a push type's suffix
-    ///    (`TopicDisallowed`), one the certificate does not cover (`TopicMismatch`), one whose
-    ///    broadcast capability is off (`FeatureNotEnabled`, see ``ChannelRegistry/broadcastBundleIDs``);
-    /// 3. management: the channel id (`MissingChannelId`, `BadChannelId`) or the create body
-    ///    (`BadRequestPayload`, `BadRequestParams`), then the channel's existence
-    ///    (`ChannelNotRegistered`) or the limit (`CannotCreateChannelConfig`);
-    /// 4. broadcast: the channel id, the push type (`MissingPushType`, `InvalidPushType`),
-    ///    `apns-id` (`BadMessageId`), the expiration (`BadExpirationDate`), the priority
-    ///    (`BadPriority`, required), the channel's existence, an expiration on a policy-0
-    ///    channel (`BadExpirationDate`), then the payload (`PayloadEmpty`, `PayloadTooLarge`,
-    ///    `BadRequestPayload`);
-    /// 5. fault rules, last: they act on a request that passed every check, just before its
-    ///    effect (the channel created, read, deleted or listed; the broadcast queued).
-    ///
-    /// Every refusal is recorded on the server's rejections.
-    fileprivate func handleChannelRequest(
-        _ route: ChannelRoute, _ stream: Int32, _ fields: RequestHeaderFields, body: UnsafeRawBufferPointer, bodySize: Int
-    ) {
-        let method = fields.method ?? ""
-        let call = ChannelCall(
-            stream: stream, route: route, operation: route.operation(method: method),
-            requestID: ChannelRequests.clientRequestID(fields.requestID) ?? uuids.next(), fields: fields, body: body)
-        if let refusal = checkChannelRequest(route, fields, method: method) { return refuseChannel(call, refusal) }
-        switch route {
-        case .allChannels(let bundleID):
-            guard !faultActed(on: call) else { return }
-            answerChannel(call, status: 200, body: ChannelRequests.listBody(context.channels.list(bundleID: bundleID)))
-        case .channels(let bundleID) where method == "POST":
-            switch ChannelRequests.storagePolicy(createBody: body) {
-            case .failure(let refusal):
-                return refuseChannel(call, refusal)
-            case .success(let policy):
-                guard !faultActed(on: call) else { return }
-                do {
-                    let channel = try context.channels.create(bundleID: bundleID, storagePolicy: policy)
-                    answerChannel(call, status: 201, headers: [("apns-channel-id", channel.id)])
-                } catch {
-                    refuseChannel(call, ChannelRefusal(.cannotCreateChannelConfig, error.description), cause: .registry)
-                }
-            }
-        case .channels(let bundleID):
-            let channel: Channel
-            switch existingChannel(fields.channelID, bundleID: bundleID) {
-            case .failure(let refusal): return refuseChannel(call, refusal.refusal, cause: refusal.cause)
-            case .success(let found): channel = found
-            }
-            guard !faultActed(on: call) else { return }
-            if method == "GET" {
-                answerChannel(call, status: 200, body: ChannelRequests.readBody(channel))
-            } else {
-                context.channels.delete(id: channel.id)
-                answerChannel(call, status: 204)
-            }
-        case .broadcast(let bundleID):
-            broadcast(call, bundleID: bundleID, bodySize: bodySize)
-        }
-    }
-
-    /// Steps 1 and 2 of the order: path, method, headers, credentials, bundle.
-    private func checkChannelRequest(_ route: ChannelRoute, _ fields: RequestHeaderFields, method: String) -> ChannelRefusal? {
-        let path = fields.path ?? ""
-        if context.managementOnly && !route.isManagement {
-            return ChannelRefusal(.badPath, "path \(path.debugDescription) is not a channel management path on this listener")
-        }
-        guard route.methods.contains(method) else {
-            return ChannelRefusal(.methodNotAllowed, "method \(method.debugDescription) is not one of \(route.methods)")
-        }
-        if let duplicate = fields.firstDuplicate {
-            return ChannelRefusal(.duplicateHeaders, "header \(duplicate.debugDescription) appears more than once")
-        }
-        let topics: TopicAuthority
-        switch topicAuthority() {
-        case .failure(let refusal): return refusal
-        case .success(let authority): topics = authority
-        }
-        if let verifier = context.verifier,
-            case .failure(let failure) = tokens.authenticate(
-                authorization: fields.authorization, verifier: verifier, now: context.clock())
-        {
-            return ChannelRefusal(failure.reason, failure.detail)
-        }
-        let bundleID = route.bundleID
-        if let suffix = ChannelRequests.pushTypeSuffix(of: bundleID) {
-            return ChannelRefusal(.topicDisallowed, "the path names a topic ending in \(suffix), not a bundle ID")
-        }
-        if case .certificate(let listed) = topics, !listed.contains(where: { $0.utf8.elementsEqual(bundleID.utf8) }) {
-            return ChannelRefusal(.topicMismatch, "bundle \(bundleID) is not among the certificate's topics \(listed)")
-        }
-        if !context.channels.isBroadcastEnabled(for: bundleID) {
-            return ChannelRefusal(.featureNotEnabled, "the broadcast capability is not enabled for \(bundleID)")
-        }
-        return nil
-    }
-
-    /// The channel `apns-channel-id` names, in this bundle, or why there is none (malformed,
-    /// or unknown to the registry).
-    private func existingChannel(
-        _ channelID: String?, bundleID: String
-    ) -> Result<Channel, ChannelLookupFailure> {
-        guard let channelID else { return .failure(.init(.missingChannelId, "no apns-channel-id")) }
-        guard Channel.isWellFormedID(channelID) else {
-            return .failure(.init(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64"))
-        }
-        guard let channel = context.channels.channel(id: channelID), channel.bundleID == bundleID else {
-            return .failure(.init(
-                .channelNotRegistered, "no channel \(channelID) of \(bundleID) in \(context.policy.environment)",
-                cause: .registry))
-        }
-        return .success(channel)
-    }
-
-    /// Step 4: a broadcast, checked and queued before its 200 leaves.
-    private func broadcast(_ call: ChannelCall, bundleID: String, bodySize: Int) {
-        let fields = call.fields
-        func refused(_ reason: APNsReason, _ detail: String) {
-            refuseChannel(call, ChannelRefusal(reason, detail))
-        }
-        guard let channelID = fields.channelID else { return refused(.missingChannelId, "no apns-channel-id") }
-        guard Channel.isWellFormedID(channelID) else {
-            return refused(.badChannelId, "apns-channel-id \(channelID.debugDescription) is not base64")
-        }
-        guard let pushType = fields.pushType else { return refused(.missingPushType, "no apns-push-type") }
-        guard ChannelRequests.isLiveActivity(pushType) else {
-            return refused(.invalidPushType, "apns-push-type \(pushType.debugDescription) is not LiveActivity")
-        }
-        var apnsID: String?
-        if let value = fields.apnsID {
-            guard let canonical = RequestValidator.canonicalUUID(value) else {
-                return refused(.badMessageId, "apns-id \(value.debugDescription) is not a UUID 8-4-4-4-12")
-            }
-            apnsID = canonical
-        }
-        var expiration: UInt32?
-        if let value = fields.expiration {
-            guard let seconds = RequestValidator.decimalUInt32(value) else {
-                return refused(.badExpirationDate, "apns-expiration \(value.debugDescription) is not a number of seconds")
-            }
-            expiration = seconds
-        }
-        guard let value = fields.priority else {
-            return refused(.badPriority, "a broadcast needs apns-priority (10, 5 or 1)")
-        }
-        guard let priority = RequestValidator.priority(value) else {
-            return refused(.badPriority, "apns-priority \(value.debugDescription) is not 10, 5 or 1")
-        }
-        let channel: Channel
-        switch existingChannel(channelID, bundleID: bundleID) {
-        case .failure(let failure): return refuseChannel(call, failure.refusal, cause: failure.cause)
-        case .success(let found): channel = found
-        }
-        if channel.storagePolicy == .noStorage, let expiration, expiration != 0 {
-            return refused(.badExpirationDate, "apns-expiration \(expiration) on a channel that stores nothing (policy 0) must be 0")
-        }
-        guard bodySize > 0 else { return refused(.payloadEmpty, "the body is empty") }
-        guard bodySize <= ChannelRequests.maximumBroadcastPayloadSize else {
-            return refused(
-                .payloadTooLarge,
-                "the body is \(bodySize) bytes, over the broadcast limit of \(ChannelRequests.maximumBroadcastPayloadSize)")
-        }
-        guard (try? JSONValue.parse(call.body)) != nil else { return refused(.badRequestPayload, "the body is not JSON") }
-        guard !faultActed(on: call) else { return }
-        let uniqueID = uuids.next()
-        processed(call.stream)
-        batchStreams.append(call.stream)
-        batchHasBroadcast = true
-        batch.append(PushNotification(
-            deviceToken: DeviceToken(bytes: []), payload: Payload(copying: call.body), expiration: expiration,
-            priority: priority, format: .broadcast, connection: info, receivedAt: context.clock(),
-            http2: PushNotification.HTTP2Fields(
-                apnsID: apnsID ?? call.requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
-                providerToken: nil, channelID: channelID, requestID: call.requestID, uniqueID: uniqueID)))
-        answerChannel(call, status: 200, headers: [("apns-unique-id", uniqueID)])
-    }
-
-    /// Step 5: whether a fault rule acted on the request (answered, reset or closed on it).
-    /// With no rule and an open registry, one atomic load.
-    private func faultActed(on call: ChannelCall) -> Bool {
-        guard context.policy.isActive else { return false }
-        let verdict = waitingOutDelays {
-            context.policy.judgeChannelRequest(bundleID: call.route.bundleID, channelID: call.fields.channelID, afterDelay: $0)
-        }
-        switch verdict {
-        case .accept, .registry:
-            return false
-        case .fault(let rule, let action):
-            let detail = "fault rule: \(rule)"
-            act(
-                action, on: call.stream,
-                answer: { reason, closes in refuseChannel(call, ChannelRefusal(reason, detail), cause: .fault, closes: closes) },
-                unanswered: { outcome, closed in
-                    recordChannel(call, reason: nil, outcome: outcome, detail: detail, cause: .fault, responseSent: false, closed: closed)
-                })
-        case .delay, .stopped:
-            stoppedDuringDelay(call.stream)
-        }
-        return true
-    }
-
-    /// Answers with `status`, `apns-request-id`, `extra` headers and `body` (JSON, when any);
-    /// a success opens the streams, as one on `/3/device` does.
-    private func answerChannel(_ call: ChannelCall, status: Int, headers extra: [(String, String)] = [], body: [UInt8] = []) {
-        processed(call.stream)
-        if status < 300 { openStreams() }
-        var headers = [(":status", String(status))]
-        if !body.isEmpty { headers.append(("content-type", "application/json")) }
-        headers.append(("apns-request-id", call.requestID))
-        session.submitResponse(call.stream, headers: headers + extra, body: body)
-    }
-
-    /// Answers Apple's error response for a channel or broadcast request and records the
-    /// refusal; `closes` when a GOAWAY follows.
-    private func refuseChannel(
-        _ call: ChannelCall, _ refusal: ChannelRefusal, cause: Rejection.Cause = .malformed, closes: Bool = false
-    ) {
-        answerChannel(call, status: refusal.reason.status, body: Self.errorBody(refusal.reason))
-        recordChannel(
-            call, reason: refusal.reason, outcome: nil, detail: refusal.detail, cause: cause, responseSent: true, closed: closes)
-    }
-
-    /// Records a refused channel or broadcast request on the rejections.
-    private func recordChannel(
-        _ call: ChannelCall, reason: APNsReason?, outcome: String?, detail: String, cause: Rejection.Cause,
-        responseSent: Bool, closed: Bool
-    ) {
-        processed(call.stream)
-        let isBroadcast = call.operation == .broadcast
-        refusalStreams.append(call.stream)
-        refusals.append(Rejection(
-            answer: reason.map { .reason($0) }, reason: outcome, detail: detail, cause: cause, responseSent: responseSent,
-            connectionClosed: closed, payload: call.body.isEmpty ? nil : Payload(copying: call.body),
-            format: isBroadcast ? .broadcast : nil, apnsID: isBroadcast ? call.fields.apnsID : nil,
-            topic: call.route.bundleID, channelOperation: call.operation, channelID: call.fields.channelID,
-            requestID: call.requestID, connection: info))
-    }
-}
-
-/// Why no channel was found for a request: the refusal, and whether the request was malformed
-/// or the registry has no such channel.
-private struct ChannelLookupFailure: Error {
-    let refusal: ChannelRefusal
-    let cause: Rejection.Cause
-
-    init(_ reason: APNsReason, _ detail: String, cause: Rejection.Cause = .malformed) {
-        refusal = ChannelRefusal(reason, detail)
-        self.cause = cause
     }
 }

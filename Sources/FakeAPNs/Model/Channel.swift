@@ -84,12 +84,12 @@ public struct BroadcastDelivery: Sendable {
     /// When the delivery happened, by the server's clock.
     public let deliveredAt: Date
     /// Its place in the order of deliveries at this server, from 1.
-    public let sequenceNumber: UInt64
+    public package(set) var sequenceNumber: UInt64
 
-    /// A delivery, as the registry makes it.
+    /// A delivery, as the registry makes it; the intake numbers it.
     package init(
         deviceToken: DeviceToken, channelID: String, notification: PushNotification, isStoredMessage: Bool,
-        deliveredAt: Date, sequenceNumber: UInt64
+        deliveredAt: Date, sequenceNumber: UInt64 = 0
     ) {
         self.deviceToken = deviceToken
         self.channelID = channelID

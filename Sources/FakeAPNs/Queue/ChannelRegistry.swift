@@ -19,15 +19,19 @@ import Foundation
 /// ```
 ///
 /// Bounded as Apple bounds it: at most 10,000 channels per bundle, and at most 100,000 in all,
-/// so that clients inventing bundles cannot make the server hold more.
+/// so that clients inventing bundles cannot make the server hold more. A channel takes any
+/// number of subscribers: subscribing costs the same at 100,000 as at 10, and the list is read
+/// page by page (``subscribers(of:after:limit:)``). Deliveries are the server's intake's: they
+/// are numbered, recorded and queued with its notifications and rejections, and a reset
+/// forgets channels and deliveries at once.
 public final class ChannelRegistry: @unchecked Sendable {
     /// How long a policy-1 channel keeps its latest message for devices that subscribe later.
     public static let storedMessageLifetime: TimeInterval = 8 * 60 * 60
 
     /// Every delivery of a broadcast to a subscribed device, in order, waiting to be popped.
-    public let deliveries: Mailbox<BroadcastDelivery>
+    public var deliveries: Mailbox<BroadcastDelivery> { deliveryLane.mailbox }
     /// Every delivery, popped or not, up to the server's retention: what the daemon lists.
-    public let deliveryHistory: History<BroadcastDelivery>
+    public var deliveryHistory: History<BroadcastDelivery> { deliveryLane.history }
     /// The environment every channel of this registry belongs to.
     public let environment: PushEnvironment
     /// The most channels one bundle may have (Apple: 10,000); lowered by tests.
@@ -37,6 +41,8 @@ public final class ChannelRegistry: @unchecked Sendable {
     }
     /// The most channels of all bundles together.
     package static let maximumChannels = 100_000
+    /// The most subscribers one page of ``subscribers(of:after:limit:)`` holds.
+    public static let maximumPageSize = 1000
 
     /// The bundles whose broadcast capability is enabled, as it is in an app's identifier on
     /// Apple's developer site; nil (the default) enables every bundle. Channel management and
@@ -54,7 +60,11 @@ public final class ChannelRegistry: @unchecked Sendable {
 
     private let clock: @Sendable () -> Date
     private let onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
-    private let lock = ConditionLock()
+    /// The server's intake lock: deliveries are numbered and queued by the intake, in the
+    /// order the registry makes them, and a reset forgets channels and deliveries at once.
+    private let lock: ConditionLock
+    /// Where deliveries go, inside `lock`.
+    private let deliveryLane: Intake.Lane<BroadcastDelivery>
     // Protected by `lock`:
     private var perBundleLimit = 10_000
     private var enabledBundles: Set<String>?
@@ -63,29 +73,30 @@ public final class ChannelRegistry: @unchecked Sendable {
     private var idsByBundle: [String: [String]] = [:]
     private var issued: UInt64 = 0
     private let idKey: UInt64
-    private var lastDelivery: UInt64 = 0
 
     private struct Entry {
         let channel: Channel
-        var subscribers: [DeviceToken] = []
+        var subscribers = SubscriberSet()
         /// The latest broadcast of a policy-1 channel, with the instant it stops being kept.
         var stored: (notification: PushNotification, until: Date)?
     }
 
-    /// A registry for `environment`; `clock` dates channels and judges stored messages' age;
-    /// `onChange` hears each channel created (true) or deleted (false), outside the lock;
-    /// `broadcastBundleIDs` as the property of that name.
-    package init(
-        environment: PushEnvironment, retention: Int?, clock: @escaping @Sendable () -> Date,
-        broadcastBundleIDs: Set<String>? = nil, onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
+    /// A registry for `environment`, guarded by the intake's `lock`, handing its deliveries to
+    /// `deliveries`; `clock` dates channels and judges stored messages' age; `onChange` hears
+    /// each channel created (true) or deleted (false), outside the lock; `broadcastBundleIDs`
+    /// as the property of that name.
+    init(
+        environment: PushEnvironment, lock: ConditionLock, deliveries: Intake.Lane<BroadcastDelivery>,
+        clock: @escaping @Sendable () -> Date, broadcastBundleIDs: Set<String>? = nil,
+        onChange: (@Sendable (Channel, _ created: Bool) -> Void)?
     ) {
         self.environment = environment
+        self.lock = lock
+        deliveryLane = deliveries
         enabledBundles = broadcastBundleIDs
         initialEnabledBundles = broadcastBundleIDs
         self.clock = clock
         self.onChange = onChange
-        deliveries = Mailbox(noun: "broadcast delivery", capacity: retention)
-        deliveryHistory = History(capacity: retention)
         var random = SystemRandomNumberGenerator()
         idKey = random.next()
     }
@@ -175,7 +186,7 @@ public final class ChannelRegistry: @unchecked Sendable {
 
     /// How many deliveries were ever made, resets included: the last delivery's number.
     public var deliveryCount: UInt64 {
-        lock.withLock { lastDelivery }
+        lock.withLock { deliveryLane.lastSequenceNumber }
     }
 
     /// Deletes a channel, its subscriptions and its stored message; false when it did not exist.
@@ -195,78 +206,199 @@ public final class ChannelRegistry: @unchecked Sendable {
 
     /// Subscribes a device to a channel; a device already subscribed stays subscribed once. A
     /// policy-1 channel holding a message under 8 hours old delivers it to the device now
-    /// (``BroadcastDelivery/isStoredMessage``).
+    /// (``BroadcastDelivery/isStoredMessage``). Costs the same however many devices the
+    /// channel has.
     ///
     /// - Throws: ``ChannelRegistryError/unknownChannel(_:)``.
     public func subscribe(_ token: DeviceToken, to channelID: String) throws(ChannelRegistryError) {
-        // Deliveries are queued inside the lock, so that their order is their numbers' order.
+        try subscribe(CollectionOfOne(token), to: channelID)
+    }
+
+    /// Subscribes devices to a channel, in order, in one step: as ``subscribe(_:to:)`` for
+    /// each, for a test (or the daemon's `--devices`) that subscribes many at once.
+    ///
+    /// - Throws: ``ChannelRegistryError/unknownChannel(_:)``.
+    public func subscribe(_ tokens: some Sequence<DeviceToken>, to channelID: String) throws(ChannelRegistryError) {
+        // Stored messages are queued inside the lock, so that their order is their numbers'
+        // order, and a broadcast racing the subscription reaches the device after them.
         let known: Bool = lock.withLock {
-            guard var entry = channels[channelID] else { return false }
-            guard !entry.subscribers.contains(token) else { return true }
-            entry.subscribers.append(token)
-            channels[channelID] = entry
+            guard var entry = channels.removeValue(forKey: channelID) else { return false }
+            defer { channels[channelID] = entry }
             let now = clock()
-            guard let stored = entry.stored, now < stored.until else { return true }
-            lastDelivery += 1
-            let delivery = BroadcastDelivery(
-                deviceToken: token, channelID: channelID, notification: stored.notification, isStoredMessage: true,
-                deliveredAt: now, sequenceNumber: lastDelivery)
-            deliveryHistory.append(contentsOf: [delivery])
-            deliveries.append(delivery)
+            let stored = entry.stored.flatMap { now < $0.until ? $0.notification : nil }
+            var made: [BroadcastDelivery] = []
+            for token in tokens where entry.subscribers.insert(token) {
+                guard let stored else { continue }
+                made.append(BroadcastDelivery(
+                    deviceToken: token, channelID: channelID, notification: stored, isStoredMessage: true,
+                    deliveredAt: now))
+            }
+            deliveryLane.take(&made)
             return true
         }
         guard known else { throw .unknownChannel(channelID) }
     }
 
-    /// Ends a device's subscription to a channel, if it had one.
-    public func unsubscribe(_ token: DeviceToken, from channelID: String) {
-        lock.withLock { channels[channelID]?.subscribers.removeAll { $0 == token } }
+    /// Ends a device's subscription to a channel; false when it had none (or the channel does
+    /// not exist).
+    @discardableResult
+    public func unsubscribe(_ token: DeviceToken, from channelID: String) -> Bool {
+        lock.withLock { channels[channelID]?.subscribers.remove(token) ?? false }
     }
 
-    /// The devices subscribed to a channel, in order of subscription.
+    /// Whether a device is subscribed to a channel.
+    public func isSubscribed(_ token: DeviceToken, to channelID: String) -> Bool {
+        lock.withLock { channels[channelID]?.subscribers.contains(token) ?? false }
+    }
+
+    /// How many devices are subscribed to a channel (0 when it does not exist).
+    public func subscriberCount(of channelID: String) -> Int {
+        lock.withLock { channels[channelID]?.subscribers.count ?? 0 }
+    }
+
+    /// Every device subscribed to a channel, in order of subscription. For a channel with many
+    /// subscribers, read it page by page with ``subscribers(of:after:limit:)``.
     public func subscribers(of channelID: String) -> [DeviceToken] {
-        lock.withLock { channels[channelID]?.subscribers ?? [] }
+        lock.withLock { channels[channelID]?.subscribers.tokens ?? [] }
     }
 
-    /// Delivers an accepted broadcast to every device subscribed to its channel now, and keeps
-    /// it as the channel's stored message when the channel's policy says so: until 8 hours
-    /// from now, or its expiration when sooner; an expiration of 0 means "store nothing".
-    package func deliver(_ notification: PushNotification) {
-        guard let channelID = notification.channelID else { return }
-        lock.withLock {
-            guard var entry = channels[channelID] else { return }
-            let now = clock()
-            if entry.channel.storagePolicy == .mostRecentMessage, notification.expiration != 0 {
-                var until = now.addingTimeInterval(Self.storedMessageLifetime)
-                if let expiry = notification.expirationDate, expiry < until { until = expiry }
-                entry.stored = (notification, until)
-                channels[channelID] = entry
-            }
-            let made = entry.subscribers.map { token in
-                lastDelivery += 1
-                return BroadcastDelivery(
-                    deviceToken: token, channelID: channelID, notification: notification, isStoredMessage: false,
-                    deliveredAt: now, sequenceNumber: lastDelivery)
-            }
-            deliveryHistory.append(contentsOf: made)
-            deliveries.append(contentsOf: made)
+    /// One page of a channel's subscribers, in order of subscription: at most `limit` (up to
+    /// ``maximumPageSize``) of those after `cursor` (nil: from the first). Follow
+    /// ``SubscriberPage/next`` until it is nil to read each subscriber once, even while devices
+    /// subscribe and unsubscribe (a device subscribed meanwhile comes last, one unsubscribed
+    /// meanwhile may be missing). Nil when the channel does not exist.
+    public func subscribers(of channelID: String, after cursor: SubscriberPage.Cursor?, limit: Int) -> SubscriberPage? {
+        let limit = min(max(limit, 1), Self.maximumPageSize)
+        return lock.withLock { channels[channelID]?.subscribers.page(after: cursor?.position ?? 0, limit: limit) }
+    }
+
+    /// Inside the intake's lock: an accepted broadcast's deliveries to every device subscribed
+    /// to its channel now, appended to `made`; keeps it as the channel's stored message when the
+    /// channel's policy says so: until 8 hours from now, or its expiration when sooner; an
+    /// expiration of 0 means "store nothing".
+    func unlockedDeliveries(of notification: PushNotification, into made: inout [BroadcastDelivery]) {
+        guard let channelID = notification.channelID, var entry = channels.removeValue(forKey: channelID) else { return }
+        defer { channels[channelID] = entry }
+        let now = clock()
+        if entry.channel.storagePolicy == .mostRecentMessage, notification.expiration != 0 {
+            var until = now.addingTimeInterval(Self.storedMessageLifetime)
+            if let expiry = notification.expirationDate, expiry < until { until = expiry }
+            entry.stored = (notification, until)
+        }
+        made.reserveCapacity(made.count + entry.subscribers.count)
+        entry.subscribers.forEachSubscriber { token in
+            made.append(BroadcastDelivery(
+                deviceToken: token, channelID: channelID, notification: notification, isStoredMessage: false,
+                deliveredAt: now))
         }
     }
 
-    /// Forgets every channel, subscription, stored message and delivery, and enables the bundles
-    /// it was made with again. Ids given before are still never given again.
-    package func reset() {
-        lock.withLock {
-            enabledBundles = initialEnabledBundles
-            channels = [:]
-            idsByBundle = [:]
-            deliveries.removeAll()
-            deliveryHistory.removeAll()
-        }
+    /// Inside the intake's lock: forgets every channel, subscription and stored message, and
+    /// enables the bundles the registry was made with again. Ids given before are still never
+    /// given again.
+    func unlockedReset() {
+        enabledBundles = initialEnabledBundles
+        channels = [:]
+        idsByBundle = [:]
     }
 }
 
-extension BroadcastDelivery: Sequenced {}
+/// One page of a channel's subscribers (``ChannelRegistry/subscribers(of:after:limit:)``).
+public struct SubscriberPage: Sendable, Equatable {
+    /// Where a page ends, to ask for the next one.
+    public struct Cursor: Sendable, Hashable {
+        /// The subscription number of the last device of the page.
+        public let position: UInt64
+
+        /// A cursor from its `position`, as a client gave it back.
+        public init(position: UInt64) {
+            self.position = position
+        }
+    }
+
+    /// The devices of the page, in order of subscription.
+    public let subscribers: [DeviceToken]
+    /// Where to read the next page from; nil when this page is the last.
+    public let next: Cursor?
+}
+
+/// A channel's subscribers, in order of subscription: subscribing, unsubscribing and asking
+/// whether a device is subscribed cost the same whatever the count, a page is found by binary
+/// search, and nothing is scanned or copied but what is read.
+struct SubscriberSet {
+    /// Each subscriber's subscription number, ever rising.
+    private var numbers: [DeviceToken: UInt64] = [:]
+    /// The subscriptions in order of their numbers; nil where a device unsubscribed, until
+    /// the holes are half of it and it is compacted.
+    private var order: [(number: UInt64, token: DeviceToken?)] = []
+    private var holes = 0
+    private var lastNumber: UInt64 = 0
+
+    var count: Int { numbers.count }
+
+    func contains(_ token: DeviceToken) -> Bool { numbers[token] != nil }
+
+    /// Adds a device at the end; false when it was subscribed.
+    mutating func insert(_ token: DeviceToken) -> Bool {
+        guard numbers[token] == nil else { return false }
+        lastNumber += 1
+        numbers[token] = lastNumber
+        order.append((lastNumber, token))
+        return true
+    }
+
+    /// Removes a device; false when it was not subscribed.
+    mutating func remove(_ token: DeviceToken) -> Bool {
+        guard let number = numbers.removeValue(forKey: token) else { return false }
+        order[firstIndex(after: number - 1)].token = nil
+        holes += 1
+        if holes > 64 && holes * 2 > order.count {
+            order.removeAll { $0.token == nil }
+            holes = 0
+        }
+        return true
+    }
+
+    /// Every subscriber, in order.
+    var tokens: [DeviceToken] {
+        var tokens: [DeviceToken] = []
+        tokens.reserveCapacity(count)
+        forEachSubscriber { tokens.append($0) }
+        return tokens
+    }
+
+    func forEachSubscriber(_ body: (DeviceToken) -> Void) {
+        for entry in order { if let token = entry.token { body(token) } }
+    }
+
+    /// At most `limit` subscribers numbered above `position`, and the cursor after them when
+    /// more follow.
+    func page(after position: UInt64, limit: Int) -> SubscriberPage {
+        var page: [DeviceToken] = []
+        var index = firstIndex(after: position)
+        var last = position
+        while index < order.endIndex && page.count < limit {
+            if let token = order[index].token {
+                page.append(token)
+                last = order[index].number
+            }
+            index += 1
+        }
+        while index < order.endIndex && order[index].token == nil { index += 1 }
+        return SubscriberPage(subscribers: page, next: index < order.endIndex ? .init(position: last) : nil)
+    }
+
+    /// The index of the first subscription numbered above `number` (binary search).
+    private func firstIndex(after number: UInt64) -> Int {
+        var low = order.startIndex
+        var high = order.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if order[middle].number <= number { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
 
 /// Why the channel registry refused a request.
 public enum ChannelRegistryError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -6,6 +6,7 @@ public protocol Sequenced: Sendable {
 
 extension PushNotification: Sequenced {}
 extension Rejection: Sequenced {}
+extension BroadcastDelivery: Sequenced {}
 
 /// Everything a server received (or refused), in order, whether popped or not, up to a
 /// retention limit (oldest dropped first, and counted). What the daemon's API lists; tests

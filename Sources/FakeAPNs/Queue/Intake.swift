@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A received record that the intake numbers as it arrives.
 package protocol Numbered: Sequenced {
     /// Its place in the order of arrival at its server, from 1; set by the intake.
@@ -6,79 +12,148 @@ package protocol Numbered: Sequenced {
 
 extension PushNotification: Numbered {}
 extension Rejection: Numbered {}
+extension BroadcastDelivery: Numbered {}
 
-/// Where a session hands what it accepted (or refused): the one place that numbers each item
-/// in order of arrival, records it in the ``History``, announces it to the server's event
-/// observer and queues it in the ``Mailbox``, all under one lock, so that a `reset()` sees
-/// every item either wholly handled or not at all. Sequence numbers go on across resets, so a
-/// reader paging the history with `since` never sees a number twice.
+/// Where every session hands what it accepted (or refused), and where a broadcast becomes its
+/// deliveries: the one place that numbers each notification, rejection and broadcast delivery
+/// in order of arrival, records it in its ``History``, announces it to the server's event
+/// observer and queues it in its ``Mailbox``.
+///
+/// One lock guards all of it, and the server's ``ChannelRegistry`` too, so that a `reset()`
+/// sees every item either wholly handled or not at all, in every queue at once: a broadcast
+/// kept has its deliveries kept, and nothing from before a reset is queued after it. Each kind
+/// is numbered on its own; numbers go on across resets, so a reader paging a history with
+/// `since` never sees a number twice.
 ///
 /// ```swift
 /// var batch = decodedNotifications
-/// intake.append(moving: &batch)      // numbered, recorded, announced, queued; batch left empty
+/// intake.append(notifications: &batch)   // numbered, recorded, announced, queued; batch left empty
 /// ```
-final class Intake<Element: Numbered>: @unchecked Sendable {
-    /// The queue tests pop.
-    let mailbox: Mailbox<Element>
-    /// Everything kept, popped or not.
-    let history: History<Element>
-    private let announce: (@Sendable ([Element]) -> Void)?
-    private let backPressure: (@Sendable () -> Void)?
-    private let lock = ConditionLock()
-    // Protected by `lock`:
-    private var lastSequenceNumber: UInt64 = 0
+final class Intake: @unchecked Sendable {
+    /// One kind of item: its queue, its history and its numbering.
+    final class Lane<Element: Numbered>: @unchecked Sendable {
+        /// The queue tests pop.
+        let mailbox: Mailbox<Element>
+        /// Everything kept, popped or not.
+        let history: History<Element>
+        private let announce: (@Sendable ([Element]) -> Void)?
+        // Protected by the intake's lock:
+        private(set) var lastSequenceNumber: UInt64 = 0
 
-    /// An intake whose queue and history keep at most `retention` items each. `announce` sees
-    /// each numbered batch, in order, inside the intake's lock (it must be quick);
-    /// `backPressure` runs on the appending thread after each batch, once the lock is released
-    /// and the waiting pops have their items: a consumer of `announce` that falls behind may
-    /// block there to slow the producer down.
-    init(
-        noun: String, retention: Int?, announce: (@Sendable ([Element]) -> Void)?,
-        backPressure: (@Sendable () -> Void)?
-    ) {
-        mailbox = Mailbox(noun: noun, capacity: retention)
-        history = History(capacity: retention)
-        self.announce = announce
-        self.backPressure = backPressure
-    }
+        fileprivate init(noun: String, retention: Int?, announce: (@Sendable ([Element]) -> Void)?) {
+            mailbox = Mailbox(noun: noun, capacity: retention)
+            history = History(capacity: retention)
+            self.announce = announce
+        }
 
-    /// Numbers, records, announces and queues a batch in order, taking it out of `batch` (left
-    /// empty, possibly with spare capacity to reuse): one round of each lock per batch.
-    /// `numbered` sees the numbered batch inside the lock, before it is queued (a broadcast's
-    /// deliveries follow it in order).
-    func append(moving batch: inout [Element], numbered: (([Element]) -> Void)? = nil) {
-        guard !batch.isEmpty else { return }
-        lock.withLock {
+        /// Inside the intake's lock: numbers, records, announces and queues `batch`, leaving
+        /// it empty; `numbered` sees the numbered batch just before it is queued.
+        func take(_ batch: inout [Element], numbered: ([Element]) -> Void = { _ in }) {
+            guard !batch.isEmpty else { return }
             for index in batch.indices {
                 lastSequenceNumber += 1
                 batch[index].sequenceNumber = lastSequenceNumber
             }
             history.append(contentsOf: batch)
             announce?(batch)
-            numbered?(batch)
+            numbered(batch)
             mailbox.append(moving: &batch)
+        }
+
+        /// Inside the intake's lock: forgets the queue and the history; numbering goes on.
+        fileprivate func removeAll() {
+            mailbox.removeAll()
+            history.removeAll()
+        }
+    }
+
+    /// Every notification accepted.
+    let notifications: Lane<PushNotification>
+    /// Every notification or request refused.
+    let rejections: Lane<Rejection>
+    /// Every broadcast as each subscribed device received it.
+    let deliveries: Lane<BroadcastDelivery>
+    /// The broadcast channels and their subscribers, guarded by this intake's lock.
+    let channels: ChannelRegistry
+    private let backPressure: (@Sendable () -> Void)?
+    private let lock: ConditionLock
+
+    /// An intake whose queues and histories keep at most `retention` items each, with the
+    /// channels of `environment` (`clock` dates them and judges stored messages' age;
+    /// `broadcastBundleIDs` as ``ChannelRegistry/broadcastBundleIDs``). The announce closures
+    /// see each numbered batch, in order, inside the intake's lock (they must be quick);
+    /// `announceChannel` hears each channel created (true) or deleted (false), outside it.
+    /// `backPressure` runs on the appending thread after each batch, once the lock is released
+    /// and the waiting pops have their items: a consumer of the announcements that falls
+    /// behind may block there to slow the producer down.
+    init(
+        retention: Int?, environment: PushEnvironment = .sandbox, clock: @escaping @Sendable () -> Date = { Date() },
+        broadcastBundleIDs: Set<String>? = nil, announceAccepted: (@Sendable ([PushNotification]) -> Void)? = nil,
+        announceRejected: (@Sendable ([Rejection]) -> Void)? = nil,
+        announceChannel: (@Sendable (Channel, _ created: Bool) -> Void)? = nil, backPressure: (@Sendable () -> Void)? = nil
+    ) {
+        let lock = ConditionLock()
+        self.lock = lock
+        notifications = Lane(noun: "notification", retention: retention, announce: announceAccepted)
+        rejections = Lane(noun: "rejection", retention: retention, announce: announceRejected)
+        let deliveries = Lane<BroadcastDelivery>(noun: "broadcast delivery", retention: retention, announce: nil)
+        self.deliveries = deliveries
+        channels = ChannelRegistry(
+            environment: environment, lock: lock, deliveries: deliveries, clock: clock,
+            broadcastBundleIDs: broadcastBundleIDs, onChange: announceChannel)
+        self.backPressure = backPressure
+    }
+
+    /// Numbers, records, announces and queues a batch of accepted notifications in order,
+    /// taking it out of `batch` (left empty, possibly with spare capacity to reuse): one round
+    /// of each lock per batch. With `broadcasts`, each broadcast in it is delivered to the
+    /// devices subscribed to its channel now, its deliveries queued right after it.
+    func append(notifications batch: inout [PushNotification], broadcasts: Bool = false) {
+        guard !batch.isEmpty else { return }
+        lock.withLock {
+            guard broadcasts else { return notifications.take(&batch) }
+            var made: [BroadcastDelivery] = []
+            notifications.take(&batch) { numbered in
+                for notification in numbered where notification.format == .broadcast {
+                    channels.unlockedDeliveries(of: notification, into: &made)
+                }
+            }
+            deliveries.take(&made)
         }
         backPressure?()
     }
 
-    /// Numbers, records, announces and queues a batch in order.
-    func append(contentsOf batch: [Element]) {
+    /// Numbers, records, announces and queues a batch of refusals in order, leaving `batch`
+    /// empty.
+    func append(rejections batch: inout [Rejection]) {
+        guard !batch.isEmpty else { return }
+        lock.withLock { rejections.take(&batch) }
+        backPressure?()
+    }
+
+    /// Numbers, records, announces and queues accepted notifications.
+    func append(notifications batch: [PushNotification]) {
         var batch = batch
-        append(moving: &batch)
+        append(notifications: &batch)
     }
 
-    /// Numbers, records, announces and queues one item.
-    func append(_ item: Element) {
-        append(contentsOf: [item])
+    /// Numbers, records, announces and queues one refusal.
+    func append(_ rejection: Rejection) {
+        var batch = [rejection]
+        append(rejections: &batch)
     }
 
-    /// Empties the queue and the history at one instant: an item arriving meanwhile is
-    /// wholly before it (and forgotten) or wholly after it (and kept). Numbering goes on.
-    func reset() {
+    /// Empties every queue and history, forgets every channel (``ChannelRegistry``) and runs
+    /// `alongside` (the rest of a server's state), at one instant: an item arriving meanwhile
+    /// is wholly before it (and forgotten) or wholly after it (and kept). Numbering goes on.
+    /// `alongside` runs inside the lock: it must not use the intake.
+    func reset(alongside: () -> Void = {}) {
         lock.withLock {
-            mailbox.removeAll()
-            history.removeAll()
+            notifications.removeAll()
+            rejections.removeAll()
+            deliveries.removeAll()
+            channels.unlockedReset()
+            alongside()
         }
     }
 }

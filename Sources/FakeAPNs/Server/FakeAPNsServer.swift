@@ -136,9 +136,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// The configuration the server was made with.
     public let configuration: Configuration
     /// Every notification accepted, in order of arrival, waiting to be popped.
-    public var notifications: Mailbox<PushNotification> { notificationIntake.mailbox }
+    public var notifications: Mailbox<PushNotification> { intake.notifications.mailbox }
     /// Every notification refused (malformed, registry, fault), in order, waiting to be popped.
-    public var rejections: Mailbox<Rejection> { rejectionIntake.mailbox }
+    public var rejections: Mailbox<Rejection> { intake.rejections.mailbox }
     /// The devices the server knows; unregistering one feeds the feedback service.
     public var devices: DeviceRegistry { policy.devices }
     /// Deterministic faults, added and removed while the server runs.
@@ -146,14 +146,15 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// The feedback service's pending tuples.
     public let feedback = FeedbackService()
     /// The broadcast channels, their subscribers and what each broadcast delivered.
-    public let channels: ChannelRegistry
+    public var channels: ChannelRegistry { intake.channels }
     /// Every notification accepted, popped or not, up to `retention`.
-    public var notificationHistory: History<PushNotification> { notificationIntake.history }
+    public var notificationHistory: History<PushNotification> { intake.notifications.history }
     /// Every refusal, popped or not, up to `retention`.
-    public var rejectionHistory: History<Rejection> { rejectionIntake.history }
+    public var rejectionHistory: History<Rejection> { intake.rejections.history }
 
-    private let notificationIntake: Intake<PushNotification>
-    private let rejectionIntake: Intake<Rejection>
+    /// Where every session hands what it accepted or refused: the one stage that numbers,
+    /// records, announces and queues notifications, rejections and broadcast deliveries.
+    let intake: Intake
     private let policy: Policy
     private let lock = ConditionLock()
     private var gateway: TLSListener?
@@ -183,12 +184,6 @@ public final class FakeAPNsServer: @unchecked Sendable {
             announceAccepted = { batch in onEvent(.accepted(batch)) }
             announceRejected = { batch in batch.forEach { onEvent(.rejected($0)) } }
         }
-        notificationIntake = Intake(
-            noun: "notification", retention: configuration.retention, announce: announceAccepted,
-            backPressure: configuration.eventBackPressure)
-        rejectionIntake = Intake(
-            noun: "rejection", retention: configuration.retention, announce: announceRejected,
-            backPressure: configuration.eventBackPressure)
         var announceChannel: (@Sendable (Channel, Bool) -> Void)?
         if configuration.onEvent != nil {
             let report = Self.report(configuration)
@@ -196,9 +191,11 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 report(created ? ServerEvent.channelCreated(channel) : ServerEvent.channelDeleted(channel))
             }
         }
-        channels = ChannelRegistry(
-            environment: configuration.environment, retention: configuration.retention, clock: configuration.clock,
-            broadcastBundleIDs: configuration.broadcastBundleIDs, onChange: announceChannel)
+        intake = Intake(
+            retention: configuration.retention, environment: configuration.environment, clock: configuration.clock,
+            broadcastBundleIDs: configuration.broadcastBundleIDs, announceAccepted: announceAccepted,
+            announceRejected: announceRejected, announceChannel: announceChannel,
+            backPressure: configuration.eventBackPressure)
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
         self.budget = ConnectionBudget(
@@ -231,7 +228,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 identity: configuration.identity, clientCertificates: configuration.clientCertificates)
             let gatewayContext = GatewayContext(
                 decoder: BinaryDecoder(maximumPayloadSize: configuration.maximumPayloadSize), policy: policy,
-                notifications: notificationIntake, rejections: rejectionIntake)
+                intake: intake)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
                 connectionIDs: connectionIDs, budget: budget, timeouts: timeouts,
@@ -317,15 +314,20 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
     }
 
-    /// Forgets every notification and rejection (queues and histories), fault rule, device
-    /// and pending feedback tuple, and sets strict mode back to the configuration's: the
-    /// state of a server just started, for one server serving many tests.
+    /// Forgets every notification, rejection and broadcast delivery (queues and histories),
+    /// channel, fault rule, device and pending feedback tuple, and sets strict mode back to
+    /// the configuration's: the state of a server just started, for one server serving many
+    /// tests. One step: whatever arrives meanwhile is wholly before it (and forgotten) or
+    /// wholly after it (and kept), and a thread popping or reading the histories never sees
+    /// part of it done. Sequence numbers go on from where they were.
     public func reset() {
-        notificationIntake.reset()
-        rejectionIntake.reset()
-        policy.reset(strict: configuration.strictDeviceRegistry)
-        feedback.takePending()
-        channels.reset()
+        let policy = policy
+        let feedback = feedback
+        let strict = configuration.strictDeviceRegistry
+        intake.reset {
+            policy.reset(strict: strict)
+            feedback.takePending()
+        }
     }
 
     /// Every listener started, with the lock held.
@@ -354,8 +356,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
         let http2Context = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
-            policy: policy, notifications: notificationIntake, rejections: rejectionIntake, clock: configuration.clock,
-            channels: channels, managementOnly: kind == .channels)
+            policy: policy, intake: intake, clock: configuration.clock, managementOnly: kind == .channels)
         return TLSListener(
             name: kind.rawValue, host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),

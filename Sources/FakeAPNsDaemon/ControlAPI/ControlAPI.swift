@@ -233,10 +233,12 @@ struct ControlRoutes: Sendable {
         case .listChannels(let bundleID):
             let channels = bundleID.map { server.channels.list(bundleID: $0) } ?? server.channels.list()
             return .json(200, [
-                "channels": .array(channels.map { ControlJSON.channel($0, subscribers: server.channels.subscribers(of: $0.id)) }),
+                "channels": .array(channels.map {
+                    ControlJSON.channel($0, subscriberCount: server.channels.subscriberCount(of: $0.id))
+                }),
             ])
         case .channel(let id):
-            return .json(200, ControlJSON.channel(try channel(id), subscribers: server.channels.subscribers(of: id), listed: true))
+            return .json(200, ControlJSON.channel(try channel(id), subscriberCount: server.channels.subscriberCount(of: id)))
         case .createChannel(let bundleID, let storagePolicy, let id):
             let channel: Channel
             do {
@@ -249,7 +251,7 @@ struct ControlRoutes: Sendable {
                 default: throw ControlError.badRequest("limit_reached", error.description)
                 }
             }
-            return .json(201, ControlJSON.channel(channel, subscribers: [], listed: true))
+            return .json(201, ControlJSON.channel(channel, subscriberCount: 0))
         case .deleteChannel(let id):
             guard server.channels.delete(id: id) else { throw Self.unknownChannel(id) }
             return .noContent
@@ -259,14 +261,18 @@ struct ControlRoutes: Sendable {
             } catch {
                 throw Self.unknownChannel(channelID)
             }
-            let subscribers = server.channels.subscribers(of: channelID)
-            return .json(201, ControlJSON.channel(try channel(channelID), subscribers: subscribers, listed: true))
+            return .json(201, ControlJSON.subscription(
+                channelID: channelID, token: token, subscriberCount: server.channels.subscriberCount(of: channelID)))
+        case .subscribers(let channelID, let cursor, let limit):
+            guard let page = server.channels.subscribers(
+                of: channelID, after: cursor.map(SubscriberPage.Cursor.init(position:)), limit: limit)
+            else { throw Self.unknownChannel(channelID) }
+            return .json(200, ControlJSON.subscriberPage(page))
         case .unsubscribe(let token, let channelID):
             _ = try channel(channelID)
-            guard server.channels.subscribers(of: channelID).contains(token) else {
+            guard server.channels.unsubscribe(token, from: channelID) else {
                 throw ControlError.notFound("device \(token.hex) is not subscribed to channel \(channelID)")
             }
-            server.channels.unsubscribe(token, from: channelID)
             return .noContent
 
         case .listDeliveries(let filter, let page):

@@ -135,6 +135,8 @@ enum ControlCommand: Sendable {
     case createChannel(bundleID: String, storagePolicy: Channel.StoragePolicy, id: String?)
     case deleteChannel(String)
     case subscribe(DeviceToken, channelID: String)
+    /// One page of a channel's subscribers: those after `cursor` (nil: from the first).
+    case subscribers(channelID: String, cursor: UInt64?, limit: Int)
     case unsubscribe(DeviceToken, channelID: String)
     case listDeliveries(DeliveryFilter, Page)
     case delivery(UInt64)
@@ -317,10 +319,16 @@ extension ControlCommand {
             try query.expectNone()
             self = request.method == "GET" ? .channel(path[3]) : .deleteChannel(path[3])
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "channels"]) && path[4] == "subscriptions":
-            try allow("POST")
-            try query.expectNone()
-            let fields = try BodyFields(body, allowed: ["token"])
-            self = .subscribe(try fields.token("token"), channelID: path[3])
+            try allow("GET", "POST")
+            if request.method == "GET" {
+                try query.expectOnly(["cursor", "limit"])
+                let (cursor, limit) = try query.subscriberPage()
+                self = .subscribers(channelID: path[3], cursor: cursor, limit: limit)
+            } else {
+                try query.expectNone()
+                let fields = try BodyFields(body, allowed: ["token"])
+                self = .subscribe(try fields.token("token"), channelID: path[3])
+            }
         case let path where path.count == 6 && path.starts(with: ["api", "v1", "channels"]) && path[4] == "subscriptions":
             try allow("DELETE")
             try query.expectNone()

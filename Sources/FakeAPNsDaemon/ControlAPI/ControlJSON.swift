@@ -18,19 +18,35 @@ enum ControlJSON {
         ]
     }
 
-    /// `{"id":"…","bundle":"com.x","environment":"sandbox","storagePolicy":1,"createdAt":"…","subscriberCount":2}`,
-    /// and with `listed`, `"subscribers":["<token hex>",…]`.
-    static func channel(_ channel: Channel, subscribers: [DeviceToken], listed: Bool = false) -> JSONValue {
-        var object: [JSONObject.Element] = [
+    /// `{"id":"…","bundle":"com.x","environment":"sandbox","storagePolicy":1,"createdAt":"…","subscriberCount":2}`:
+    /// the subscribers themselves are read page by page (``subscriberPage(_:)``).
+    static func channel(_ channel: Channel, subscriberCount: Int) -> JSONValue {
+        .object(JSONObject([
             ("id", .string(channel.id)),
             ("bundle", .string(channel.bundleID)),
             ("environment", .string(channel.environment.rawValue)),
             ("storagePolicy", .int(channel.storagePolicy.rawValue)),
             ("createdAt", .string(Timestamp.rfc3339(channel.createdAt))),
-            ("subscriberCount", .int(subscribers.count)),
-        ]
-        if listed { object.append(("subscribers", .array(subscribers.map { .string($0.hex) }))) }
-        return .object(JSONObject(object))
+            ("subscriberCount", .int(subscriberCount)),
+        ]))
+    }
+
+    /// `{"channel":"…","token":"…","subscriberCount":2}`: one subscription, the same size
+    /// however many devices the channel has.
+    static func subscription(channelID: String, token: DeviceToken, subscriberCount: Int) -> JSONValue {
+        .object(JSONObject([
+            ("channel", .string(channelID)),
+            ("token", .string(token.hex)),
+            ("subscriberCount", .int(subscriberCount)),
+        ]))
+    }
+
+    /// `{"subscribers":["<token hex>",…],"next":1000}`; `next` is null on the last page.
+    static func subscriberPage(_ page: SubscriberPage) -> JSONValue {
+        .object(JSONObject([
+            ("subscribers", .array(page.subscribers.map { .string($0.hex) })),
+            ("next", page.next.map { .int(Int(truncatingIfNeeded: $0.position)) } ?? .null),
+        ]))
     }
 
     /// `{"sequence":1,"token":"…","channel":"…","storedMessage":false,"deliveredAt":"…","notification":{…}}`

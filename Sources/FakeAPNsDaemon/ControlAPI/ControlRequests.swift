@@ -153,6 +153,27 @@ struct QueryParameters {
         return page
     }
 
+    /// `cursor` (a subscription number a page's `next` gave; nil when absent) and `limit`
+    /// (1 to ``ChannelRegistry/maximumPageSize``, the default) of a page of subscribers.
+    func subscriberPage() throws -> (cursor: UInt64?, limit: Int) {
+        var cursor: UInt64?
+        if let text = value("cursor") {
+            guard let number = Self.digits(text).flatMap({ UInt64($0) }) else {
+                throw ControlError.badRequest(
+                    "invalid_parameter",
+                    "query parameter 'cursor' must be the 'next' of the page before (a non-negative integer), not \(shown(text))")
+            }
+            cursor = number
+        }
+        let maximum = ChannelRegistry.maximumPageSize
+        guard let text = value("limit") else { return (cursor, maximum) }
+        guard let limit = Self.digits(text).flatMap({ Int($0) }), (1...maximum).contains(limit) else {
+            throw ControlError.badRequest(
+                "invalid_parameter", "query parameter 'limit' must be an integer from 1 to \(maximum), not \(shown(text))")
+        }
+        return (cursor, limit)
+    }
+
     /// The `timeout` parameter (or `name`) in seconds (fractions allowed), 0 to the maximum wait; the default when absent.
     func timeout(named name: String = "timeout") throws -> Duration {
         guard let text = value(name) else { return .milliseconds(Int(ControlLimits.defaultWait * 1000)) }
