@@ -1,32 +1,23 @@
+import FakeAPNs
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
-@testable import FakeAPNs
+// Reads internals on purpose: the daemon's channel registry and its devices-file channels.
 @testable import FakeAPNsDaemon
 
 /// The control API's subscriptions at Apple's sizes: a subscribe answer names the subscription
 /// whatever the channel's size, and the subscribers are read page by page.
 final class ChannelSubscriptionPagingTests: XCTestCase {
-    private var daemon: Daemon!
-    private var api: ControlAPI!
-    private var http: HTTPTestClient!
+    private let fixture = InProcessDaemonFixture()
+    private var daemon: Daemon { fixture.daemon }
+    private var http: HTTPTestClient { fixture.http }
     private let channelID = "Zm9v/+8="
     private let path = "/api/v1/channels/Zm9v%2F%2B8%3D/subscriptions"
 
     override func setUpWithError() throws {
-        let options = try Options.parse(DaemonProcess.freePorts)
-        let metrics = Metrics()
         let channel = DevicesFile.Channel(
             bundleID: "com.example.app", storagePolicy: .noStorage, id: channelID, subscribers: [], origin: "test")
-        daemon = try Daemon(options: options, devices: [], channels: [channel]) { metrics.record($0) }
-        try daemon.start(metrics: metrics)
-        api = ControlAPI(daemon: daemon, metrics: metrics)
-        http = HTTPTestClient(port: try api.start(host: "127.0.0.1", port: 0))
-    }
-
-    override func tearDown() {
-        api?.stop()
-        daemon?.stop()
+        try fixture.start(channels: [channel], for: self)
     }
 
     private static func token(_ number: Int) -> DeviceToken {
