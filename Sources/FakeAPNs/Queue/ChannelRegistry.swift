@@ -390,13 +390,7 @@ struct SubscriberSet {
 
     /// The index of the first subscription numbered above `number` (binary search).
     private func firstIndex(after number: UInt64) -> Int {
-        var low = order.startIndex
-        var high = order.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if order[middle].number <= number { low = middle + 1 } else { high = middle }
-        }
-        return low
+        order.sortedIndex(past: { $0.number > number })
     }
 }
 

@@ -95,13 +95,6 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
     /// Inside the lock: the index of the first kept item with a sequence number above
     /// `sequence` (binary search: items are in order).
     private func firstIndex(after sequence: UInt64) -> Int {
-        let items = queue.items
-        var low = items.startIndex
-        var high = items.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if items[middle].sequenceNumber <= sequence { low = middle + 1 } else { high = middle }
-        }
-        return low
+        queue.items.sortedIndex(past: { $0.sequenceNumber > sequence })
     }
 }

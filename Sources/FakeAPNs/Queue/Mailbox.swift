@@ -315,13 +315,8 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
 
     /// Inside the lock: where the waiter `id` is, found by halving (waiters are in id order).
     private func waiterIndex(_ id: UInt64) -> Int? {
-        var low = 0
-        var high = asyncWaiters.count
-        while low < high {
-            let middle = (low + high) / 2
-            if asyncWaiters[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return low < asyncWaiters.count && asyncWaiters[low].id == id ? low : nil
+        let index = asyncWaiters.sortedIndex(past: { $0.id >= id })
+        return index < asyncWaiters.count && asyncWaiters[index].id == id ? index : nil
     }
 
     /// Inside the lock: takes a waiter out and cancels its timeout.
