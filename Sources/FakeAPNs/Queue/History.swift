@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Something that knows its place in the order of arrival.
 public protocol Sequenced: Sendable {
     /// Its place in the order of arrival at its server, from 1.
@@ -13,6 +15,16 @@ extension Rejection: Sequenced {}
 public final class History<Element: Sequenced>: @unchecked Sendable {
     private let lock = ConditionLock()
     private var queue: BoundedQueue<Element>
+    /// Batches appended so far, and the async long polls waiting for the next one.
+    private var batches = 0
+    private var arrivalWaits: [UInt64: ArrivalWait] = [:]
+    private var lastWaiterID: UInt64 = 0
+
+    private enum ArrivalWait {
+        case starting
+        case waiting(CheckedContinuation<Void, Never>)
+        case ended
+    }
 
     /// The most items kept; nil: no limit.
     public var capacity: Int? { queue.capacity }
@@ -67,6 +79,55 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
         }
     }
 
+    /// As ``list(since:limit:waitingUntil:cancellation:where:)``, suspending instead of
+    /// blocking: a long poll that holds no thread. Cancelling the task throws `CancellationError`.
+    package func list(
+        since: UInt64, limit: Int?, waitingUntil end: ContinuousClock.Instant,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> [Element] {
+        while true {
+            try Task.checkCancellation()
+            let (found, seen) = lock.withLock { (unlockedList(since: since, limit: limit, where: predicate), batches) }
+            if !found.isEmpty || ContinuousClock.now >= end { return found }
+            await nextBatch(after: seen, until: end)
+        }
+    }
+
+    /// Returns once a batch arrives after the `seen`th, `end` comes, or the task is cancelled.
+    private func nextBatch(after seen: Int, until end: ContinuousClock.Instant) async {
+        let id = lock.withLock {
+            lastWaiterID += 1
+            arrivalWaits[lastWaiterID] = .starting
+            return lastWaiterID
+        }
+        defer { lock.withLock { _ = arrivalWaits.removeValue(forKey: id) } }
+        let stop: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let wait = arrivalWaits[id] else { return nil }
+                arrivalWaits[id] = .ended
+                if case .waiting(let continuation) = wait { return continuation }
+                return nil
+            }
+            waiter?.resume()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = lock.withLock { () -> Bool in
+                    guard batches == seen, case .starting = arrivalWaits[id] else { return false }
+                    arrivalWaits[id] = .waiting(continuation)
+                    return true
+                }
+                guard waiting else { return continuation.resume() }
+                let (seconds, attoseconds) = (end - ContinuousClock.now).components
+                let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: stop)
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
     /// The kept item with this sequence number.
     public func item(_ sequenceNumber: UInt64) -> Element? {
         lock.withLock {
@@ -85,10 +146,20 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
     /// Adds items that arrived, in order.
     func append(contentsOf batch: [Element]) {
         guard !batch.isEmpty else { return }
-        lock.withLock {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             queue.append(contentsOf: batch)
+            batches += 1
             lock.broadcast()
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            for (id, wait) in arrivalWaits {
+                if case .waiting(let continuation) = wait {
+                    waiters.append(continuation)
+                    arrivalWaits[id] = .ended
+                }
+            }
+            return waiters
         }
+        waiters.forEach { $0.resume() }
     }
 
     /// Inside the lock: the index of the first kept item with a sequence number above
