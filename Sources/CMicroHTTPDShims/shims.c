@@ -92,7 +92,8 @@ static enum MHD_Result queue(struct fakeapns_http_request *request) {
 }
 
 /* Hands a complete request to Swift; unless it answered at once, the connection is suspended
-   until it does (then `fakeapns_http_answer` queues the answer and resumes it). */
+   until it does (then `fakeapns_http_answer` queues the answer and resumes it: libmicrohttpd
+   takes a response for a suspended connection from any thread). */
 static enum MHD_Result dispatch(struct fakeapns_http_server *server, struct MHD_Connection *connection,
                                 const char *method, struct fakeapns_http_request *request) {
     request->dispatched = 1;
@@ -201,18 +202,6 @@ void fakeapns_http_stop(fakeapns_http_server *server) {
     free(server);
 }
 
-static enum MHD_Result visit_header(void *cls, enum MHD_ValueKind kind, const char *name, const char *value) {
-    (void)kind;
-    void **visit = cls;
-    ((fakeapns_http_header_visitor)visit[0])(visit[1], name, value != NULL ? value : "");
-    return MHD_YES;
-}
-
-void fakeapns_http_headers(struct MHD_Connection *connection, fakeapns_http_header_visitor visitor, void *context) {
-    void *visit[2] = {(void *)visitor, context};
-    MHD_get_connection_values(connection, MHD_HEADER_KIND, visit_header, visit);
-}
-
 int fakeapns_http_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info != NULL ? info->connect_fd : -1;
@@ -220,37 +209,11 @@ int fakeapns_http_socket(struct MHD_Connection *connection) {
 
 short fakeapns_http_peer_closed_events(void) { return POLLRDHUP | POLLHUP | POLLERR; }
 
-/* Adds the headers every answer has, and each "Name: value\n" line of `lines`. */
-static int add_headers(struct fakeapns_http_request *request, struct MHD_Response *response,
-                       const char *content_type, const char *lines) {
-    if (MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") != MHD_YES) return 0;
-    if (content_type != NULL && MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES) return 0;
+int fakeapns_http_answer(fakeapns_http_request *request, unsigned status, struct MHD_Response *response, void *token) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    if (info != NULL && info->socket_context == &beyond_limit &&
-        MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) return 0;
-    char name[128], value[1024];
-    while (lines != NULL && *lines != '\0') {
-        const char *colon = strchr(lines, ':'), *end = strchr(lines, '\n');
-        if (colon == NULL || end == NULL || colon > end) return 0;
-        const char *start = colon + 1;
-        while (*start == ' ') start++;
-        size_t name_length = (size_t)(colon - lines), value_length = (size_t)(end - start);
-        if (name_length >= sizeof name || value_length >= sizeof value) return 0;
-        memcpy(name, lines, name_length);
-        name[name_length] = '\0';
-        memcpy(value, start, value_length);
-        value[value_length] = '\0';
-        if (MHD_add_response_header(response, name, value) != MHD_YES) return 0;
-        lines = end + 1;
-    }
-    return 1;
-}
-
-/* Keeps the answer (NULL: none could be made) and resumes the connection if it was suspended. */
-static int deliver(struct fakeapns_http_request *request, unsigned status, struct MHD_Response *response,
-                   const char *content_type, const char *headers, void *token) {
-    if (response != NULL && !add_headers(request, response, content_type, headers)) {
-        MHD_destroy_response(response);
+    if (response != NULL && info != NULL && info->socket_context == &beyond_limit &&
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES) {
+        MHD_destroy_response(response); /* one answer each beyond the limit, so that they make room */
         response = NULL;
     }
     request->response = response;
@@ -261,45 +224,4 @@ static int deliver(struct fakeapns_http_request *request, unsigned status, struc
         MHD_resume_connection(request->connection);
     }
     return response != NULL;
-}
-
-void fakeapns_http_abandon(fakeapns_http_request *request) { deliver(request, 0, NULL, NULL, NULL, NULL); }
-
-int fakeapns_http_answer(fakeapns_http_request *request, unsigned status, const char *content_type,
-                         const char *headers, const void *body, size_t length, void *token) {
-    struct MHD_Response *response = MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
-    return deliver(request, status, response, content_type, headers, token);
-}
-
-struct stream {
-    fakeapns_http_reader reader;
-    void *context;
-    void (*release)(void *context);
-};
-
-static ssize_t read_stream(void *cls, uint64_t position, char *buffer, size_t capacity) {
-    (void)position;
-    struct stream *stream = cls;
-    ssize_t count = stream->reader(stream->context, buffer, capacity);
-    return count < 0 ? MHD_CONTENT_READER_END_OF_STREAM : count;
-}
-
-static void free_stream(void *cls) {
-    struct stream *stream = cls;
-    stream->release(stream->context);
-    free(stream);
-}
-
-int fakeapns_http_answer_stream(fakeapns_http_request *request, unsigned status, const char *content_type,
-                                const char *headers, size_t block_size, fakeapns_http_reader reader,
-                                void *reader_context, void (*release)(void *context), void *token) {
-    struct stream *stream = malloc(sizeof *stream);
-    struct MHD_Response *response = NULL;
-    if (stream != NULL) {
-        *stream = (struct stream){reader, reader_context, release};
-        response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block_size, read_stream, stream, free_stream);
-        if (response == NULL) free(stream);
-    }
-    if (response == NULL) release(reader_context);
-    return deliver(request, status, response, content_type, headers, token);
 }

@@ -1,8 +1,8 @@
 // The control API's HTTP/1.1 server runs on GNU libmicrohttpd; the server itself is Swift
-// (FakeAPNsDaemon's HTTPServer). This header holds only what Swift cannot call: the variadic
-// MHD_start_daemon and MHD_set_connection_option, the unions MHD returns, and the request's
-// body collected across the access handler's calls. Swift sees no libmicrohttpd type but the
-// opaque connection and request.
+// (FakeAPNsDaemon's HTTPServer), which makes its responses and reads headers with libmicrohttpd
+// directly. This shim holds what Swift cannot call: the variadic MHD_start_daemon,
+// MHD_set_connection_option and MHD_get_connection_info, POLLRDHUP, and the access handler's
+// per-call state (the body collected across its calls, the suspension while Swift answers).
 #ifndef FAKEAPNS_MICROHTTPD_SHIMS_H
 #define FAKEAPNS_MICROHTTPD_SHIMS_H
 
@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct MHD_Connection;
+struct MHD_Response;
 
 /// A running daemon: libmicrohttpd's and what its callbacks need.
 typedef struct fakeapns_http_server fakeapns_http_server;
@@ -23,8 +24,7 @@ typedef struct {
     void *context;
     /// A request is complete (or its headers declared a body over the limit: `body_too_large`).
     /// `target` is the request-target as sent. It answers now or later, from any thread, with
-    /// `fakeapns_http_answer` or `fakeapns_http_answer_stream`; the connection is suspended
-    /// meanwhile (no thread waits for it).
+    /// `fakeapns_http_answer`; the connection is suspended meanwhile (no thread waits for it).
     void (*request)(void *context, struct MHD_Connection *connection, fakeapns_http_request *request,
                     const char *method, const char *target, const char *body, size_t body_length,
                     int body_too_large, int beyond_limit);
@@ -51,36 +51,16 @@ int fakeapns_http_add_connection(fakeapns_http_server *server, int socket);
 /// must have been answered first (a suspended one is an error for libmicrohttpd).
 void fakeapns_http_stop(fakeapns_http_server *server);
 
-/// Receives one request header.
-typedef void (*fakeapns_http_header_visitor)(void *context, const char *name, const char *value);
-
-/// Calls `visitor` with every header of the request, in order.
-void fakeapns_http_headers(struct MHD_Connection *connection, fakeapns_http_header_visitor visitor, void *context);
-
 /// The connection's socket.
 int fakeapns_http_socket(struct MHD_Connection *connection);
 
 /// The poll() events that say a peer closed or reset its connection.
 short fakeapns_http_peer_closed_events(void);
 
-/// Answers `request` once: `status`, `content_type` (NULL: none), more headers as
-/// "Name: value\n" lines (NULL: none), and `length` bytes of `body`, copied. Every answer also
-/// says `Cache-Control: no-store`, and `Connection: close` beyond the connection limit.
-/// `token` comes back to `finished`. Returns 0 when the answer could not be made (the
-/// connection is closed).
-int fakeapns_http_answer(fakeapns_http_request *request, unsigned status, const char *content_type,
-                         const char *headers, const void *body, size_t length, void *token);
-
-/// Closes the request's connection without an answer (its client left, or the server stops).
-void fakeapns_http_abandon(fakeapns_http_request *request);
-
-/// Fills `buffer` with up to `capacity` bytes of an answer; returns how many, or -1 at the end.
-typedef ssize_t (*fakeapns_http_reader)(void *context, char *buffer, size_t capacity);
-
-/// As `fakeapns_http_answer`, with a body made as the client reads it, `block_size` bytes at
-/// most at a time (sent chunked). `release` is called once with `reader_context` when done.
-int fakeapns_http_answer_stream(fakeapns_http_request *request, unsigned status, const char *content_type,
-                                const char *headers, size_t block_size, fakeapns_http_reader reader,
-                                void *reader_context, void (*release)(void *context), void *token);
+/// Answers `request` once with `response` (made with libmicrohttpd, given over), from any
+/// thread; beyond the connection limit it gets `Connection: close`. `token` comes back to
+/// `finished`. NULL closes the connection without an answer (its client left, or the server
+/// stops). Returns 0 when nothing was queued.
+int fakeapns_http_answer(fakeapns_http_request *request, unsigned status, struct MHD_Response *response, void *token);
 
 #endif

@@ -1,3 +1,4 @@
+internal import CMicroHTTPD
 internal import CMicroHTTPDShims
 import FakeAPNs
 #if canImport(FoundationEssentials)
@@ -94,7 +95,8 @@ final class HTTPBodyStream: @unchecked Sendable {
         self.next = next
     }
 
-    /// Copies up to `capacity` bytes into `buffer`; -1 at the end.
+    /// Copies up to `capacity` bytes into `buffer`; -1 at the end (libmicrohttpd's
+    /// MHD_CONTENT_READER_END_OF_STREAM).
     fileprivate func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         while offset == piece.count {
             guard !ended, let following = next() else {
@@ -351,7 +353,7 @@ final class HTTPServer: @unchecked Sendable {
             return Array(unanswered.values)
         }
         // libmicrohttpd must not stop with a suspended connection: those are closed unanswered.
-        left.forEach { fakeapns_http_abandon($0.request) }
+        left.forEach { fakeapns_http_answer($0.request, 0, nil, nil) }
         lock.withLock { while callsIntoServer > 0 { lock.wait() } }
         for thread in running.threads { thread.join() }
         fakeapns_http_stop(running.server)
@@ -501,29 +503,44 @@ final class HTTPServer: @unchecked Sendable {
         }
         if let undelivered = response.undelivered, Self.peerClosed(exchange.socket) {
             undelivered()
-            fakeapns_http_abandon(exchange.request)
+            fakeapns_http_answer(exchange.request, 0, nil, nil)
+            return
+        }
+        guard let made = Self.make(response) else {
+            fakeapns_http_answer(exchange.request, 0, nil, nil)
             return
         }
         let token = response.undelivered.map { Unmanaged.passRetained(Undelivered($0)).toOpaque() }
-        var extra = response.headers.map { "\($0.name): \($0.value)\n" }.joined()
-        if let allow = response.allow { extra += "Allow: \(allow)\n" }
-        let status = UInt32(clamping: response.status)
+        fakeapns_http_answer(exchange.request, UInt32(clamping: response.status), made, token)
+    }
+
+    /// The libmicrohttpd response for `response`; nil when it could not be made.
+    private static func make(_ response: HTTPResponse) -> OpaquePointer? {
+        let made: OpaquePointer?
         if let stream = response.stream {
             let context = Unmanaged.passRetained(stream).toOpaque()
-            fakeapns_http_answer_stream(
-                exchange.request, status, response.contentType, extra.isEmpty ? nil : extra, Self.streamBlockSize,
-                { context, buffer, capacity in
+            made = MHD_create_response_from_callback(
+                UInt64.max, streamBlockSize,
+                { context, _, buffer, capacity in
                     guard let context, let buffer else { return -1 }
                     return Unmanaged<HTTPBodyStream>.fromOpaque(context).takeUnretainedValue()
                         .read(into: buffer, capacity: capacity)
-                }, context, { Unmanaged<HTTPBodyStream>.fromOpaque($0!).release() }, token)
+                }, context, { Unmanaged<HTTPBodyStream>.fromOpaque($0!).release() })
+            if made == nil { Unmanaged<HTTPBodyStream>.fromOpaque(context).release() }
         } else {
-            response.body.withUnsafeBytes { buffer in
-                _ = fakeapns_http_answer(
-                    exchange.request, status, response.contentType, extra.isEmpty ? nil : extra, buffer.baseAddress,
-                    buffer.count, token)
+            made = response.body.withUnsafeBytes {
+                MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
             }
         }
+        guard let made else { return nil }
+        var headers = [(name: "Cache-Control", value: "no-store")] + response.headers
+        if let contentType = response.contentType { headers.append(("Content-Type", contentType)) }
+        if let allow = response.allow { headers.append(("Allow", allow)) }
+        for header in headers where MHD_add_response_header(made, header.name, header.value) != .YES {
+            MHD_destroy_response(made)
+            return nil
+        }
+        return made
     }
 
     /// What an answer's token holds until the answer leaves or fails.
@@ -616,10 +633,11 @@ final class HTTPServer: @unchecked Sendable {
     private static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
         let list = HeaderList()
         withExtendedLifetime(list) {
-            fakeapns_http_headers(connection, { context, name, value in
-                guard let context, let name, let value else { return }
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
+                guard let context, let name else { return .YES }
                 let list = Unmanaged<HeaderList>.fromOpaque(context).takeUnretainedValue()
-                list.headers.append((String(cString: name), String(cString: value)))
+                list.headers.append((String(cString: name), value.map { String(cString: $0) } ?? ""))
+                return .YES
             }, Unmanaged.passUnretained(list).toOpaque())
         }
         return list.headers
