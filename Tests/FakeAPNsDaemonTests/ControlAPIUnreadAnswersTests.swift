@@ -49,6 +49,7 @@ final class ControlAPIUnreadAnswersTests: XCTestCase {
         }
         // The daemon writes until each socket is full, then holds what is left unmade.
         let after = settledResidentKB(pid)
+        print("unread answers: \(Self.clients) clients of a \(Self.stored)-item list add \(after - before) KB resident")
         XCTAssertLessThan(after - before, Self.limitKB, "resident KB added by \(Self.clients) clients that do not read")
 
         let page = try http.get(target, timeout: .seconds(60))

@@ -591,13 +591,16 @@ final class HTTPServer: @unchecked Sendable {
                     method: String(cString: method), target: String(cString: target),
                     headers: HTTPServer.headers(of: connection), body: bytes, bodyTooLarge: tooLarge != 0)
                 decoded.beyondConnectionLimit = beyondLimit != 0
-                let exchange = server.lock.withLock { () -> Exchange in
+                let exchange = server.lock.withLock { () -> Exchange? in
+                    server.answering += 1 // until `finished`
+                    guard !server.stopping else { return nil }
                     server.lastID += 1
                     let exchange = Exchange(id: server.lastID, request: request, socket: fakeapns_http_socket(connection))
                     server.unanswered[exchange.id] = exchange
-                    server.answering += 1
                     return exchange
                 }
+                // A request that comes while the server stops is closed unanswered.
+                guard let exchange else { return _ = fakeapns_http_answer(request, 0, nil, nil) }
                 server.received(decoded, exchange: exchange)
             },
             finished: { context, token, delivered in
