@@ -125,10 +125,14 @@ final class HTTPBodyStream: @unchecked Sendable {
     }
 }
 
-/// What a handler gives: an answer now, or a wait that answers when it ends. A wait holds no
-/// thread: it suspends, and its connection is set aside until it answers.
+/// What a handler gives: an answer now, an answer to make on a handler thread, or a wait that
+/// answers when it ends. A wait holds no thread: it suspends, and its connection is set aside
+/// until it answers.
 enum HTTPAnswer: Sendable {
+    /// The answer, made on the server's polling thread: it must not take long.
     case response(HTTPResponse)
+    /// Made on one of the server's handler threads, for work that may take a while or block.
+    case handlerThread(@Sendable () -> HTTPResponse)
     /// Ends with the response; cancelled (as a task) when its client leaves first.
     case waiting(@Sendable () async -> HTTPResponse)
 
@@ -147,9 +151,9 @@ struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A plain HTTP/1.1 server on GNU libmicrohttpd. One polling thread (epoll) serves every
-/// connection; each complete request is handed to a small pool of handler threads while its
-/// connection is suspended, and a handler that waits (``HTTPAnswer/waiting(_:)``) gives its
-/// thread back at once: a thousand waits hold no thread. libmicrohttpd does not watch a
+/// connection and answers what is quick; work that may take a while goes to a small pool of
+/// handler threads (``HTTPAnswer/handlerThread(_:)``), and a wait (``HTTPAnswer/waiting(_:)``)
+/// runs as a task, each with its connection suspended meanwhile: a thousand waits hold no thread. libmicrohttpd does not watch a
 /// suspended connection, so one watcher thread polls the waiting ones and cancels the wait of
 /// a client that leaves. Connections are accepted here, only while there is room: the limit,
 /// and 64 beyond it for one answer each (the handler sees them as
@@ -277,11 +281,12 @@ final class HTTPServer: @unchecked Sendable {
     /// Binds `host:port` (port 0: the system picks) and answers every request with `handler`,
     /// on a handler thread. Returns the bound port.
     func start(host: String, port: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> Int {
-        try listen(host: host, port: port, answering: { .response(handler($0)) })
+        try listen(host: host, port: port, answering: { request in .handlerThread { handler(request) } })
     }
 
     /// Binds `host:port` (port 0: the system picks) and answers every request with `handler`,
-    /// on a handler thread; a wait it returns runs as a task. Returns the bound port.
+    /// called on the polling thread: it answers at once, or hands the work to a handler thread,
+    /// or returns a wait that runs as a task. Returns the bound port.
     func listen(host: String, port: Int, answering handler: @escaping Handler) throws -> Int {
         let (running, port) = try lock.withLock { () throws -> (Running, Int) in
             guard self.running == nil, !stopping else { throw HTTPServerError(description: "the HTTP server is already running") }
@@ -458,27 +463,26 @@ final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// A complete request, on the polling thread: handed to a handler thread.
+    /// A complete request, on the polling thread.
     private func received(_ request: HTTPRequest, exchange: Exchange) {
-        let job: @Sendable () -> Void = { [self] in
-            guard let handler = lock.withLock({ self.handler }) else { return }
-            switch handler(request) {
-            case .response(let response):
-                answer(exchange, response)
-            case .waiting(let wait):
-                let task = Task { [self] in answer(exchange, await wait()) }
-                let watching = lock.withLock { () -> Bool in
-                    guard unanswered[exchange.id] != nil, !stopping else { return false }
-                    exchange.wait = task
-                    watched[exchange.id] = exchange
-                    return true
-                }
-                if watching, let running = lock.withLock({ running }) { running.watcherWake.signal() }
+        guard let handler = lock.withLock({ self.handler }) else { return }
+        switch handler(request) {
+        case .response(let response):
+            answer(exchange, response)
+        case .handlerThread(let make):
+            lock.withLock {
+                jobs.append { [self] in answer(exchange, make()) }
+                lock.broadcast()
             }
-        }
-        lock.withLock {
-            jobs.append(job)
-            lock.broadcast()
+        case .waiting(let wait):
+            let task = Task { [self] in answer(exchange, await wait()) }
+            let watching = lock.withLock { () -> Bool in
+                guard unanswered[exchange.id] != nil, !stopping else { return false }
+                exchange.wait = task
+                watched[exchange.id] = exchange
+                return true
+            }
+            if watching, let running = lock.withLock({ running }) { running.watcherWake.signal() }
         }
     }
 
