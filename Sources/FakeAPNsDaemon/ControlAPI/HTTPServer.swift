@@ -190,8 +190,15 @@ final class HTTPServer: @unchecked Sendable {
     /// The largest piece of a streamed body libmicrohttpd asks for (and holds) at a time.
     static let streamBlockSize = 32 * 1024
 
+    /// The handler threads' queue, apart so that its wake-ups wake no one else.
+    private let jobsLock = ConditionLock()
+    // Protected by `jobsLock`:
+    private var jobs: [@Sendable () -> Void] = []
+    private var jobsEnded = false
+
     private let lock = ConditionLock()
-    // Protected by `lock`:
+    // Protected by `lock` (its waiters, the accepting thread and a stop, are woken only when
+    // what they wait for may have come):
     private var running: Running?
     private var handler: Handler?
     private var servedLimit = 0
@@ -202,9 +209,10 @@ final class HTTPServer: @unchecked Sendable {
     private var lastID = 0
     private var unanswered: [Int: Exchange] = [:]
     private var watched: [Int: Exchange] = [:]
-    private var jobs: [@Sendable () -> Void] = []
     private var stopping = false
     private var callsIntoServer = 0
+    /// Whether the accepting thread waits for a connection to close.
+    private var acceptorWaits = false
 
     private final class Running: @unchecked Sendable {
         let server: OpaquePointer
@@ -351,6 +359,10 @@ final class HTTPServer: @unchecked Sendable {
         }) else { return }
         running.acceptorWake.signal()
         running.watcherWake.signal()
+        jobsLock.withLock {
+            jobsEnded = true
+            jobsLock.broadcast()
+        }
         let deadline = Deadline.after(.milliseconds(drainMilliseconds))
         let left: [Exchange] = lock.withLock {
             while answering > 0 && lock.wait(until: deadline) {}
@@ -368,9 +380,12 @@ final class HTTPServer: @unchecked Sendable {
         lock.withLock {
             self.running = nil
             handler = nil
-            jobs.removeAll()
             watched.removeAll()
             stopping = false
+        }
+        jobsLock.withLock {
+            jobs.removeAll()
+            jobsEnded = false
         }
     }
 
@@ -421,7 +436,11 @@ final class HTTPServer: @unchecked Sendable {
     private func accept(_ running: Running) {
         while true {
             let go = lock.withLock { () -> Bool in
-                while !stopping && handedOver >= servedLimit + overflowLimit { lock.wait() }
+                while !stopping && handedOver >= servedLimit + overflowLimit {
+                    acceptorWaits = true
+                    lock.wait()
+                    acceptorWaits = false
+                }
                 return !stopping
             }
             guard go else { return }
@@ -436,7 +455,12 @@ final class HTTPServer: @unchecked Sendable {
                 if [EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED].contains(errno) { continue }
                 // Out of descriptors (or memory): the connection stays queued; try again when one
                 // of ours closes, or after a while, since the shortage may be elsewhere.
-                lock.withLock { if !stopping { _ = lock.wait(until: .after(.milliseconds(250))) } }
+                lock.withLock {
+                    guard !stopping else { return }
+                    acceptorWaits = true
+                    _ = lock.wait(until: .after(.milliseconds(250)))
+                    acceptorWaits = false
+                }
                 continue
             }
             _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
@@ -454,8 +478,8 @@ final class HTTPServer: @unchecked Sendable {
     /// The handler threads' loop.
     private func runJobs() {
         while true {
-            let job: (@Sendable () -> Void)? = lock.withLock {
-                while jobs.isEmpty && !stopping { lock.wait() }
+            let job: (@Sendable () -> Void)? = jobsLock.withLock {
+                while jobs.isEmpty && !jobsEnded { jobsLock.wait() }
                 return jobs.isEmpty ? nil : jobs.removeFirst()
             }
             guard let job else { return }
@@ -470,9 +494,9 @@ final class HTTPServer: @unchecked Sendable {
         case .response(let response):
             answer(exchange, response)
         case .handlerThread(let make):
-            lock.withLock {
+            jobsLock.withLock {
                 jobs.append { [self] in answer(exchange, make()) }
-                lock.broadcast()
+                jobsLock.broadcast()
             }
         case .waiting(let wait):
             let task = Task { [self] in answer(exchange, await wait()) }
@@ -498,7 +522,7 @@ final class HTTPServer: @unchecked Sendable {
         defer {
             lock.withLock {
                 callsIntoServer -= 1
-                lock.broadcast()
+                if stopping { lock.broadcast() }
             }
         }
         guard answering else {
@@ -615,7 +639,7 @@ final class HTTPServer: @unchecked Sendable {
                 }
                 server.lock.withLock {
                     server.answering -= 1
-                    server.lock.broadcast()
+                    if server.stopping { server.lock.broadcast() }
                 }
             },
             connection: { context, started in
@@ -627,7 +651,7 @@ final class HTTPServer: @unchecked Sendable {
                     }
                     server.open -= 1
                     server.handedOver -= 1
-                    server.lock.broadcast()
+                    if server.acceptorWaits { server.lock.broadcast() }
                     return 0
                 }
             })
