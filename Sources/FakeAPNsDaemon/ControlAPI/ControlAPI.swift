@@ -133,11 +133,9 @@ struct ControlRoutes: Sendable {
         case .health:
             return .json(200, ["status": "ok"])
         case .metrics:
-            return .handlerThread { [metrics, waitsFamily] in
-                HTTPResponse(
-                    status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                    body: Array((metrics.render(server: server) + waitsFamily).utf8))
-            }
+            return .response(HTTPResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                body: Array((metrics.render(server: server) + waitsFamily).utf8)))
 
         case .listNotifications(let filter, let page):
             return list(server.notificationHistory, page, named: "notifications", where: { filter.matches($0) }) {

@@ -72,9 +72,13 @@ struct HTTPResponse: Sendable {
             status: status, contentType: "application/json", body: Array((value.serialized() + "\n").utf8))
     }
 
-    /// A JSON body made as the client reads it.
+    /// A JSON body made as the client reads it; one that ends within its first piece is sent
+    /// whole, with its length, as any other.
     static func json(_ status: Int, streaming stream: HTTPBodyStream) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "application/json", body: [], stream: stream)
+        if let whole = stream.wholeIfShort() {
+            return HTTPResponse(status: status, contentType: "application/json", body: whole)
+        }
+        return HTTPResponse(status: status, contentType: "application/json", body: [], stream: stream)
     }
 
     /// 204, no body.
@@ -114,14 +118,13 @@ final class HTTPBodyStream: @unchecked Sendable {
         return count
     }
 
-    /// Everything left, for a caller without a server (tests, the fuzz target).
-    func remainingBytes() -> [UInt8] {
-        var bytes = Array(piece[offset...])
-        piece = []
-        offset = 0
-        while !ended, let following = next() { bytes += following }
-        ended = true
-        return bytes
+    /// The whole body when it ends with its first piece; otherwise nil, and the pieces made
+    /// so far are sent first. Called before the stream is handed to the server.
+    fileprivate func wholeIfShort() -> [UInt8]? {
+        guard let first = next() else { return [] }
+        guard let second = next() else { return first }
+        piece = first + second
+        return nil
     }
 }
 
