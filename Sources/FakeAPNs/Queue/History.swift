@@ -58,29 +58,10 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
         return result
     }
 
-    /// As ``list(since:limit:where:)``, but while nothing matches, blocks the thread until
-    /// something that matches arrives, `deadline` passes (then it returns `[]`), or
-    /// `cancellation` is cancelled (then it throws `CancellationError`): a long poll that
-    /// takes nothing from the queue tests pop.
-    package func list(
-        since: UInt64, limit: Int?, waitingUntil deadline: Deadline, cancellation: WaitCancellation,
-        where predicate: (Element) -> Bool
-    ) throws -> [Element] {
-        try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }) {
-            try lock.withLock {
-                while true {
-                    if cancellation.isCancelled { throw CancellationError() }
-                    let found = unlockedList(since: since, limit: limit, where: predicate)
-                    if !found.isEmpty || !lock.wait(until: deadline) {
-                        return found.isEmpty ? unlockedList(since: since, limit: limit, where: predicate) : found
-                    }
-                }
-            }
-        }
-    }
-
-    /// As ``list(since:limit:waitingUntil:cancellation:where:)``, suspending instead of
-    /// blocking: a long poll that holds no thread. Cancelling the task throws `CancellationError`.
+    /// As ``list(since:limit:where:)``, but while nothing matches, suspends until something
+    /// that matches arrives or `end` comes (then it returns `[]`): a long poll that takes
+    /// nothing from the queue tests pop, and holds no thread. Cancelling the task throws
+    /// `CancellationError`.
     package func list(
         since: UInt64, limit: Int?, waitingUntil end: ContinuousClock.Instant,
         where predicate: @escaping @Sendable (Element) -> Bool
@@ -149,7 +130,6 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
         let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             queue.append(contentsOf: batch)
             batches += 1
-            lock.broadcast()
             var waiters: [CheckedContinuation<Void, Never>] = []
             for (id, wait) in arrivalWaits {
                 if case .waiting(let continuation) = wait {
