@@ -78,7 +78,7 @@ let package = Package(
         ),
         .target(
             name: "FakeAPNsDaemon",
-            dependencies: ["FakeAPNs", "CMicroHTTPDShims"],
+            dependencies: ["FakeAPNs", "CMicroHTTPD", "CMicroHTTPDShims"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -167,26 +167,27 @@ final class ControlAPITests: XCTestCase {
         }
     }
 
-    func testStopClosesEveryConnectionAndJoinsItsThread() throws {
-        XCTAssertEqual(try http.get("/healthz").status, 200, "the listener has run")
-        XCTAssertTrue(eventually { self.microHTTPDThreads("MHD-connection") == 0 })
-        let listeners = microHTTPDThreads("MHD-listen")
-        let waiters = (0..<3).map { _ in
-            inBackground { [http] in try http!.get("/api/v1/notifications/next?timeout=30") }
+    func testWaitsAndConnectionsHoldNoThreadAndStopAnswersAndClosesThemAll() throws {
+        XCTAssertEqual(try http.get("/healthz").status, 200, "the API has run")
+        let threads = processStatus(getpid(), "Threads")
+        let request = Array("GET /api/v1/notifications/next?timeout=30 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let waiting = try (0..<50).map { _ in
+            let socket = try Socket.connect(host: "127.0.0.1", port: http.port)
+            _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return socket
         }
         let idle = try (0..<2).map { _ in try Socket.connect(host: "127.0.0.1", port: http.port) }
-        defer { idle.forEach { close($0) } }
-        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 3 })
-        XCTAssertTrue(eventually { self.microHTTPDThreads("MHD-connection") == 5 }, "a thread per connection")
+        defer { (waiting + idle).forEach { close($0) } }
+        XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 50 })
+        XCTAssertTrue(eventually { self.api.openConnections == 52 })
+        // The clients are sockets of this process, not threads: what grows is the server's.
+        XCTAssertLessThan(processStatus(getpid(), "Threads") - threads, 10, "50 waits and 2 idle connections")
         api.stop()
-        XCTAssertEqual(microHTTPDThreads("MHD-connection"), 0, "every connection thread joined")
-        // A thread starts with its creator's name and renames itself, so a thread of the
-        // daemon's own API may read "MHD-listen" for a moment: the count is waited for.
-        XCTAssertTrue(
-            eventually(timeout: .seconds(5)) { self.microHTTPDThreads("MHD-listen") == listeners - 1 },
-            "the listener joined: \(microHTTPDThreads("MHD-listen")) of \(listeners) left")
-        for waiter in waiters {
-            XCTAssertNoThrow(try waiter.pop(timeout: .seconds(5)))
+        XCTAssertEqual(api.openConnections, 0)
+        for socket in waiting {
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            XCTAssertEqual(try HTTPTestClient.parse(HTTPTestClient.readToEnd(socket)).status, 503)
         }
     }
 
@@ -201,14 +202,25 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(alert(try http.get("/api/v1/notifications/next?timeout=1").json), "for whoever comes next")
     }
 
-    /// Threads of this process with this name (libmicrohttpd names its threads MHD-listen and
-    /// MHD-connection).
-    private func microHTTPDThreads(_ name: String) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix(name) == true
-        }.count
+    func testAPushThatComesJustAfterAWaiterResetIsLeftForTheNextWaiter() throws {
+        for round in 0..<40 {
+            let socket = try Socket.connect(host: "127.0.0.1", port: http.port)
+            let request = "GET /api/v1/notifications/next?timeout=30 HTTP/1.1\r\nHost: x\r\n\r\n"
+            _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            XCTAssertTrue(eventually { self.daemon.server.notifications.waitingCount == 1 })
+            // A reset (RST, not FIN), as a client that times out and closes at once may leave.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            close(socket)
+            daemon.server.notifications.append(PushNotification(
+                deviceToken: alice, payload: Payload(#"{"aps":{"alert":"round \#(round)"}}"#), format: .simple,
+                connection: ConnectionInfo(id: 1, peer: "127.0.0.1:9")))
+            let next = try http.get("/api/v1/notifications/next?timeout=5")
+            XCTAssertEqual(alert(next.json), "round \(round)", "round \(round): \(next.text)")
+        }
+        XCTAssertEqual(daemon.server.notifications.count, 0)
     }
+
 
     // MARK: - Listing notifications
 

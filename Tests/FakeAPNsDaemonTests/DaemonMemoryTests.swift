@@ -79,14 +79,8 @@ final class DaemonMemoryTests: XCTestCase {
         return last
     }
 
-    private func status(_ pid: Int32, _ field: String) -> Int {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
-        return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
-    }
-
-    private func residentKB(_ pid: Int32) -> Int { status(pid, "VmRSS") }
-    private func threadCount(_ pid: Int32) -> Int { status(pid, "Threads") }
+    private func residentKB(_ pid: Int32) -> Int { processStatus(pid, "VmRSS") }
+    private func threadCount(_ pid: Int32) -> Int { processStatus(pid, "Threads") }
 
     /// Raises this process's descriptor limit (the daemon inherits it) to `needed`, or skips.
     private func raiseDescriptorLimit(to needed: Int) throws {
@@ -97,4 +91,11 @@ final class DaemonMemoryTests: XCTestCase {
         limit.rlim_cur = rlim_t(needed)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
+}
+
+/// A number of process `pid`'s /proc status ("VmRSS" in KB, "Threads"); -1 when absent.
+func processStatus(_ pid: Int32, _ field: String) -> Int {
+    let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+    return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
 }

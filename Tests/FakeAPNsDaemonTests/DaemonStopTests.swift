@@ -43,12 +43,11 @@ final class DaemonStopTests: XCTestCase {
             .reduce(0, +)
     }
 
-    /// Threads of process `pid` that libmicrohttpd runs a connection on.
-    private func connectionThreads(_ pid: Int32) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.filter { task in
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("MHD-connection") == true
-        }.count
+    /// The control API's long polls waiting now, from `/metrics` (nil when it does not answer).
+    private func waits(_ web: Int) -> Int? {
+        guard let metrics = try? curl(web, "GET", "/metrics"), metrics.status == 200 else { return nil }
+        return metrics.body.split(separator: "\n").first { $0.hasPrefix("fakeapns_control_waits ") }
+            .flatMap { $0.split(separator: " ").last.flatMap { Int($0) } }
     }
 
     /// Starts `count` curl requests on threads of their own; the mailbox gets each answer.
@@ -97,7 +96,9 @@ final class DaemonStopTests: XCTestCase {
     func testSIGTERMAnswersEveryWaitingNext503BeforeExiting() throws {
         let daemon = try started()
         let answers = try waiters(daemon.web, "/api/v1/notifications/next?timeout=60", count: 20)
-        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.connectionThreads(daemon.daemon.process.processIdentifier) == 20 })
+        // Each request is waiting (not merely connected) before the signal: a connection whose
+        // request has not arrived yet is closed by the stop without an answer.
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.waits(daemon.web) == 20 })
         XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(5)), 0)
         try expect503(answers, count: 20)
     }
@@ -179,7 +180,7 @@ final class DaemonStopTests: XCTestCase {
         XCTAssertEqual(try JSONValue(parsing: next.body)["format"], "enhanced")
         XCTAssertEqual(try curl(daemon.web, "POST", "/api/v1/reset").status, 200)
         XCTAssertEqual(try accepted(daemon.web), held, "still held")
-        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.connectionThreads(daemon.daemon.process.processIdentifier) >= 3 })
+        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.waits(daemon.web) == 3 })
 
         // The stop gives the log up (it took nothing) and says how much it lost.
         XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)), 0)

@@ -101,6 +101,23 @@ struct HTTPTestClient: Sendable {
         return received
     }
 
+    /// The body of a chunked message: the chunks' data, joined.
+    static func dechunked(_ bytes: [UInt8]) throws -> [UInt8] {
+        var body: [UInt8] = []
+        var position = 0
+        while true {
+            guard let lineEnd = bytes[position...].firstIndex(of: 10),
+                let size = Int(String(decoding: bytes[position..<lineEnd], as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines), radix: 16)
+            else { throw Failure(description: "bad chunk size at byte \(position)") }
+            if size == 0 { return body }
+            guard lineEnd + 1 + size <= bytes.count else { throw Failure(description: "a chunk is cut short") }
+            body += bytes[(lineEnd + 1)..<(lineEnd + 1 + size)]
+            position = lineEnd + 1 + size + 2
+            guard position <= bytes.count else { throw Failure(description: "a chunk is cut short") }
+        }
+    }
+
     static func parse(_ bytes: [UInt8]) throws -> Response {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
@@ -118,6 +135,8 @@ struct HTTPTestClient: Sendable {
         var body = Array(bytes[(end + 4)...])
         if let length = headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value) }) {
             body = Array(body.prefix(length))
+        } else if headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value == "chunked" }) {
+            body = try dechunked(body)
         }
         return Response(status: status, headers: headers, body: body)
     }

@@ -93,6 +93,17 @@ struct BoundedQueue<Element> {
         return taken
     }
 
+    /// Puts `items` back in front of the oldest, in their order; the capacity is not applied
+    /// (they were kept before), so the queue may hold that many more until the next append.
+    mutating func prepend(_ items: [Element]) {
+        if head >= items.count {
+            head -= items.count
+            storage.replaceSubrange(head..<head + items.count, with: items)
+        } else {
+            storage.insert(contentsOf: items, at: head)
+        }
+    }
+
     /// Forgets every item (the count of dropped ones stays).
     mutating func removeAll() {
         storage.removeAll(keepingCapacity: false)

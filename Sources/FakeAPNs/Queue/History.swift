@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Something that knows its place in the order of arrival.
 public protocol Sequenced: Sendable {
     /// Its place in the order of arrival at its server, from 1.
@@ -14,6 +16,16 @@ extension BroadcastDelivery: Sequenced {}
 public final class History<Element: Sequenced>: @unchecked Sendable {
     private let lock = ConditionLock()
     private var queue: BoundedQueue<Element>
+    /// Batches appended so far, and the async long polls waiting for the next one.
+    private var batches = 0
+    private var arrivalWaits: [UInt64: ArrivalWait] = [:]
+    private var lastWaiterID: UInt64 = 0
+
+    private enum ArrivalWait {
+        case starting
+        case waiting(CheckedContinuation<Void, Never>)
+        case ended
+    }
 
     /// The most items kept; nil: no limit.
     public var capacity: Int? { queue.capacity }
@@ -47,24 +59,54 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
         return result
     }
 
-    /// As ``list(since:limit:where:)``, but while nothing matches, blocks the thread until
-    /// something that matches arrives, `deadline` passes (then it returns `[]`), or
-    /// `cancellation` is cancelled (then it throws `CancellationError`): a long poll that
-    /// takes nothing from the queue tests pop.
+    /// As ``list(since:limit:where:)``, but while nothing matches, suspends until something
+    /// that matches arrives or `end` comes (then it returns `[]`): a long poll that takes
+    /// nothing from the queue tests pop, and holds no thread. Cancelling the task throws
+    /// `CancellationError`.
     package func list(
-        since: UInt64, limit: Int?, waitingUntil deadline: Deadline, cancellation: WaitCancellation,
-        where predicate: (Element) -> Bool
-    ) throws -> [Element] {
-        try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }) {
-            try lock.withLock {
-                while true {
-                    if cancellation.isCancelled { throw CancellationError() }
-                    let found = unlockedList(since: since, limit: limit, where: predicate)
-                    if !found.isEmpty || !lock.wait(until: deadline) {
-                        return found.isEmpty ? unlockedList(since: since, limit: limit, where: predicate) : found
-                    }
-                }
+        since: UInt64, limit: Int?, waitingUntil end: ContinuousClock.Instant,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async throws -> [Element] {
+        while true {
+            try Task.checkCancellation()
+            let (found, seen) = lock.withLock { (unlockedList(since: since, limit: limit, where: predicate), batches) }
+            if !found.isEmpty || ContinuousClock.now >= end { return found }
+            await nextBatch(after: seen, until: end)
+        }
+    }
+
+    /// Returns once a batch arrives after the `seen`th, `end` comes, or the task is cancelled.
+    private func nextBatch(after seen: Int, until end: ContinuousClock.Instant) async {
+        let id = lock.withLock {
+            lastWaiterID += 1
+            arrivalWaits[lastWaiterID] = .starting
+            return lastWaiterID
+        }
+        defer { lock.withLock { _ = arrivalWaits.removeValue(forKey: id) } }
+        let stop: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let wait = arrivalWaits[id] else { return nil }
+                arrivalWaits[id] = .ended
+                if case .waiting(let continuation) = wait { return continuation }
+                return nil
             }
+            waiter?.resume()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = lock.withLock { () -> Bool in
+                    guard batches == seen, case .starting = arrivalWaits[id] else { return false }
+                    arrivalWaits[id] = .waiting(continuation)
+                    return true
+                }
+                guard waiting else { return continuation.resume() }
+                let (seconds, attoseconds) = (end - ContinuousClock.now).components
+                let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: stop)
+            }
+        } onCancel: {
+            stop()
         }
     }
 
@@ -86,10 +128,19 @@ public final class History<Element: Sequenced>: @unchecked Sendable {
     /// Adds items that arrived, in order.
     func append(contentsOf batch: [Element]) {
         guard !batch.isEmpty else { return }
-        lock.withLock {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             queue.append(contentsOf: batch)
-            lock.broadcast()
+            batches += 1
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            for (id, wait) in arrivalWaits {
+                if case .waiting(let continuation) = wait {
+                    waiters.append(continuation)
+                    arrivalWaits[id] = .ended
+                }
+            }
+            return waiters
         }
+        waiters.forEach { $0.resume() }
     }
 
     /// Inside the lock: the index of the first kept item with a sequence number above

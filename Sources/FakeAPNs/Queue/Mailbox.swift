@@ -374,6 +374,33 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         append(contentsOf: [item])
     }
 
+    // MARK: - Putting back
+
+    /// Puts items taken by a pop back at the front of the queue, in their order, for the next
+    /// pop: for a consumer that took them and could not pass them on (the control API's `next`
+    /// whose client left before its answer went out). Wakes whoever waits, as an arrival does;
+    /// the arrival count does not change.
+    package func putBack(_ items: [Element]) {
+        guard !items.isEmpty else { return }
+        var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
+        let wake = lock.withLock { () -> Bool in
+            queue.prepend(items)
+            var index = 0
+            while index < asyncWaiters.count {
+                if let taken = take(asyncWaiters[index].request) {
+                    ready.append((removeWaiter(at: index).continuation, taken))
+                } else {
+                    index += 1
+                }
+            }
+            return syncWaitersForAny > 0 || !syncWaitedCounts.isEmpty
+        }
+        if wake { lock.broadcast() }
+        for (continuation, taken) in ready {
+            continuation.resume(returning: taken)
+        }
+    }
+
     // MARK: - Inside the lock
 
     private func startWaiting(_ request: Request) {

@@ -62,7 +62,7 @@ package enum Socket {
     }
 
     /// A listening socket on `host:port` (port 0: the system picks), and the port it got.
-    static func listen(host: String, port: Int, backlog: Int32 = 1024) throws -> (socket: Int32, port: Int) {
+    package static func listen(host: String, port: Int, backlog: Int32 = 1024) throws -> (socket: Int32, port: Int) {
         _ = ignoreBrokenPipe
         guard (0...65535).contains(port) else {
             throw SocketError("binding \(host):\(port)", message: "port out of range")

@@ -32,7 +32,7 @@ final class ControlAPI: Sendable {
         guard !routes.waits.isInterrupted else {
             throw HTTPServerError(description: "this control API was stopped; make a new one to listen again")
         }
-        return try server.start(host: host, port: port) { [routes] request in routes.respond(to: request) }
+        return try server.listen(host: host, port: port, answering: { [routes] request in routes.respond(to: request) })
     }
 
     /// Answers every `next` that starts from now on 503 at once; those waiting go on waiting
@@ -41,8 +41,9 @@ final class ControlAPI: Sendable {
         routes.waits.refuseNew()
     }
 
-    /// Ends every wait in progress (they answer 503), lets the answers leave, then closes every
-    /// connection and joins every thread; the port is free when it returns. Safe to call twice.
+    /// Ends every wait in progress (they answer 503), lets the answers leave (a second at most),
+    /// then closes every connection and joins every thread; the port is free when it returns.
+    /// Safe to call twice.
     func stop() {
         routes.waits.interruptAll()
         server.stop(drainMilliseconds: Self.drainMilliseconds)
@@ -70,7 +71,7 @@ struct ControlRoutes: Sendable {
     let metrics: Metrics
     let waits: InterruptibleWaits
 
-    func respond(to request: HTTPRequest) -> HTTPResponse {
+    func respond(to request: HTTPRequest) -> HTTPAnswer {
         do {
             let command = try ControlCommand(request: request)
             if request.beyondConnectionLimit && command.waits {
@@ -83,11 +84,25 @@ struct ControlRoutes: Sendable {
             guard let daemon else {
                 throw ControlError(status: 503, code: "unavailable", message: "the daemon has stopped")
             }
-            return try perform(command, on: daemon, peerClosed: request.peerClosed)
-        } catch let error as ControlError {
-            return Self.response(error)
+            return try perform(command, on: daemon)
         } catch {
-            return Self.response(ControlError(status: 500, code: "internal_error", message: "\(error)"))
+            return .response(Self.response(error))
+        }
+    }
+
+    /// The answer to a command that failed.
+    static func response(_ error: any Error) -> HTTPResponse {
+        switch error {
+        case let error as ControlError:
+            response(error)
+        case let timeout as MailboxTimeout:
+            response(ControlError(status: 408, code: "timeout", message: timeout.description))
+        case is InterruptibleWaits.Interrupted:
+            response(ControlError(status: 503, code: "unavailable", message: "the control API is stopping"))
+        case is InterruptibleWaits.Abandoned:
+            response(ControlError(status: 503, code: "unavailable", message: "the client closed the connection"))
+        default:
+            response(ControlError(status: 500, code: "internal_error", message: "\(error)"))
         }
     }
 
@@ -100,9 +115,7 @@ struct ControlRoutes: Sendable {
 
     // MARK: - Commands
 
-    private func perform(
-        _ command: ControlCommand, on daemon: Daemon, peerClosed: @escaping @Sendable () -> Bool
-    ) throws -> HTTPResponse {
+    private func perform(_ command: ControlCommand, on daemon: Daemon) throws -> HTTPAnswer {
         let server = daemon.server
         func device(_ token: DeviceToken) throws -> DeviceRegistry.Device {
             guard let device = server.devices.device(token) else {
@@ -116,21 +129,18 @@ struct ControlRoutes: Sendable {
         }
         switch command {
         case .webAsset(let asset):
-            return asset.response
+            return .response(asset.response)
         case .health:
             return .json(200, ["status": "ok"])
         case .metrics:
-            return HTTPResponse(
+            return .response(HTTPResponse(
                 status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                body: Array(metrics.render(server: server).utf8))
+                body: Array((metrics.render(server: server) + waitsFamily).utf8)))
 
         case .listNotifications(let filter, let page):
-            let items = try list(server.notificationHistory, page, abandoned: peerClosed, where: filter.matches)
-            return .json(200, [
-                "notifications": .array(items.map(\.jsonObject)),
-                "dropped": .int(server.notificationHistory.droppedCount),
-                "last": .int(Int(server.notificationHistory.lastSequenceNumber)),
-            ])
+            return list(server.notificationHistory, page, named: "notifications", where: { filter.matches($0) }) {
+                $0.jsonObject
+            }
         case .notification(let sequence):
             guard let notification = server.notificationHistory.item(sequence) else {
                 throw ControlError.notFound(Self.notKept("notification", sequence))
@@ -141,24 +151,15 @@ struct ControlRoutes: Sendable {
             server.notificationHistory.removeAll()
             return .noContent
         case .nextNotification(let filter, let timeout):
-            let mailbox = server.notifications
-            return try wait(abandoned: peerClosed) { cancellation in
-                if let summary = filter.summary {
-                    return try mailbox.pop(
-                        timeout: timeout, awaiting: "a notification matching \(summary)", cancellation: cancellation,
-                        where: filter.matches
-                    ).jsonObject
-                }
-                return try mailbox.pop(timeout: timeout, cancellation: cancellation).jsonObject
-            }
+            return next(
+                server.notifications, timeout: timeout, awaiting: filter.summary.map { "a notification matching \($0)" },
+                where: { filter.matches($0) }
+            ) { $0.jsonObject }
 
         case .listRejections(let filter, let page):
-            let items = try list(server.rejectionHistory, page, abandoned: peerClosed, where: filter.matches)
-            return .json(200, [
-                "rejections": .array(items.map(\.jsonObject)),
-                "dropped": .int(server.rejectionHistory.droppedCount),
-                "last": .int(Int(server.rejectionHistory.lastSequenceNumber)),
-            ])
+            return list(server.rejectionHistory, page, named: "rejections", where: { filter.matches($0) }) {
+                $0.jsonObject
+            }
         case .rejection(let sequence):
             guard let rejection = server.rejectionHistory.item(sequence) else {
                 throw ControlError.notFound(Self.notKept("rejection", sequence))
@@ -169,16 +170,10 @@ struct ControlRoutes: Sendable {
             server.rejectionHistory.removeAll()
             return .noContent
         case .nextRejection(let filter, let timeout):
-            let mailbox = server.rejections
-            return try wait(abandoned: peerClosed) { cancellation in
-                if let summary = filter.summary {
-                    return try mailbox.pop(
-                        timeout: timeout, awaiting: "a rejection matching \(summary)", cancellation: cancellation,
-                        where: filter.matches
-                    ).jsonObject
-                }
-                return try mailbox.pop(timeout: timeout, cancellation: cancellation).jsonObject
-            }
+            return next(
+                server.rejections, timeout: timeout, awaiting: filter.summary.map { "a rejection matching \($0)" },
+                where: { filter.matches($0) }
+            ) { $0.jsonObject }
 
         case .listDevices:
             return .json(200, [
@@ -289,59 +284,107 @@ struct ControlRoutes: Sendable {
             server.channels.deliveryHistory.removeAll()
             return .noContent
         case .nextDelivery(let filter, let timeout):
-            let mailbox = server.channels.deliveries
-            return try wait(abandoned: peerClosed) { cancellation in
-                if let summary = filter.summary {
-                    return ControlJSON.delivery(try mailbox.pop(
-                        timeout: timeout, awaiting: "a broadcast delivery matching \(summary)", cancellation: cancellation,
-                        where: filter.matches))
-                }
-                return ControlJSON.delivery(try mailbox.pop(timeout: timeout, cancellation: cancellation))
-            }
+            return next(
+                server.channels.deliveries, timeout: timeout,
+                awaiting: filter.summary.map { "a broadcast delivery matching \($0)" }, where: { filter.matches($0) },
+                json: ControlJSON.delivery)
 
         case .reset:
-            daemon.reset()
-            return .json(200, ["status": "reset"])
+            return .handlerThread {
+                daemon.reset()
+                return .json(200, ["status": "reset"])
+            }
         }
     }
 
-    /// A page of a history; with `page.wait`, a long poll that waits on this thread for a first
-    /// item (503 when the API stops meanwhile or the client leaves; nothing when the time is up).
+    /// The control API's own gauge, after the daemon's metrics: the long polls waiting now.
+    private var waitsFamily: String {
+        "# HELP fakeapns_control_waits Control API long polls (next, and lists with wait) waiting now.\n"
+            + "# TYPE fakeapns_control_waits gauge\nfakeapns_control_waits \(waits.count)\n"
+    }
+
+    /// A page of a history, as `{"<name>":[…],"dropped":…,"last":…}`, made as the client reads
+    /// it: a client that does not read holds one piece, not the page. The page ends at the
+    /// newest item kept when it starts. With `page.wait`, a long poll that first waits (holding no
+    /// thread) for a first item (503 when the API stops meanwhile or the client leaves; an empty
+    /// page when the time is up).
     private func list<Element>(
-        _ history: History<Element>, _ page: Page, abandoned: @escaping @Sendable () -> Bool,
-        where predicate: (Element) -> Bool
-    ) throws -> [Element] {
-        guard let wait = page.wait else { return history.list(since: page.since, limit: page.limit, where: predicate) }
-        let deadline = Deadline.after(wait)
-        return try interruptible(abandoned: abandoned) { cancellation in
-            try history.list(
-                since: page.since, limit: page.limit, waitingUntil: deadline, cancellation: cancellation,
-                where: predicate)
+        _ history: History<Element>, _ page: Page, named name: String,
+        where predicate: @escaping @Sendable (Element) -> Bool, json: @escaping @Sendable (Element) -> JSONValue
+    ) -> HTTPAnswer {
+        let answer: @Sendable () -> HTTPResponse = {
+            .json(200, streaming: Self.pages(of: history, page, named: name, where: predicate, json: json))
+        }
+        guard let wait = page.wait else { return .response(answer()) }
+        let end = ContinuousClock.now + wait
+        return .waiting { [waits] in
+            do {
+                _ = try await waits.run {
+                    try await history.list(since: page.since, limit: 1, waitingUntil: end, where: predicate)
+                }
+                return answer()
+            } catch {
+                return Self.response(error)
+            }
         }
     }
 
-    /// Waits on this (connection) thread: 200 with what arrived, 408 when the time is up, 503
-    /// when the API stops meanwhile or the client leaves.
-    private func wait(
-        abandoned: @escaping @Sendable () -> Bool, _ operation: (WaitCancellation) throws -> JSONValue
-    ) throws -> HTTPResponse {
-        do {
-            return .json(200, try interruptible(abandoned: abandoned, operation))
-        } catch let timeout as MailboxTimeout {
-            throw ControlError(status: 408, code: "timeout", message: timeout.description)
+    /// How many items a piece of a streamed page holds.
+    private static let itemsPerPiece = 16
+
+    private static func pages<Element>(
+        of history: History<Element>, _ page: Page, named name: String,
+        where predicate: @escaping @Sendable (Element) -> Bool, json: @escaping @Sendable (Element) -> JSONValue
+    ) -> HTTPBodyStream {
+        let last = history.lastSequenceNumber
+        let dropped = history.droppedCount
+        let cursor = Locked((since: page.since, left: page.limit ?? Int.max, started: false, written: 0, ended: false))
+        return HTTPBodyStream {
+            cursor.withLock { cursor -> [UInt8]? in
+                guard !cursor.ended else { return nil }
+                var piece = cursor.started ? "" : "{\(JSONValue.quoted(name)):["
+                let items = cursor.left > 0
+                    ? history.list(since: cursor.since, limit: min(itemsPerPiece, cursor.left)) {
+                        $0.sequenceNumber <= last && predicate($0)
+                    } : []
+                cursor.started = true
+                for item in items {
+                    if cursor.written > 0 { piece += "," }
+                    piece += json(item).serialized()
+                    cursor.written += 1
+                }
+                if let final = items.last {
+                    cursor.since = final.sequenceNumber
+                    cursor.left -= items.count
+                }
+                if items.count < itemsPerPiece || cursor.left == 0 {
+                    piece += "],\"dropped\":\(dropped),\"last\":\(last)}\n"
+                    cursor.ended = true
+                }
+                return Array(piece.utf8)
+            }
         }
     }
 
-    /// Runs a wait that the API stopping or the client leaving ends with a 503.
-    private func interruptible<T>(
-        abandoned: @escaping @Sendable () -> Bool, _ operation: (WaitCancellation) throws -> T
-    ) throws -> T {
-        do {
-            return try waits.run(abandoned: abandoned, operation)
-        } catch is InterruptibleWaits.Interrupted {
-            throw ControlError(status: 503, code: "unavailable", message: "the control API is stopping")
-        } catch is InterruptibleWaits.Abandoned {
-            throw ControlError(status: 503, code: "unavailable", message: "the client closed the connection")
+    /// A `next`: waits (holding no thread) for an item and answers it, 408 when the time is up,
+    /// 503 when the API stops meanwhile or the client leaves. An answer whose client has left
+    /// by the time it goes out puts its item back at the front of the queue.
+    private func next<Element: Sendable>(
+        _ mailbox: Mailbox<Element>, timeout: Duration, awaiting awaited: String?,
+        where predicate: @escaping @Sendable (Element) -> Bool, json: @escaping @Sendable (Element) -> JSONValue
+    ) -> HTTPAnswer {
+        .waiting { [waits] in
+            do {
+                let item = try await waits.run {
+                    guard let awaited else { return try await mailbox.next(timeout: timeout) }
+                    return try await mailbox.next(timeout: timeout, awaiting: awaited, where: predicate)
+                }
+                var response = HTTPResponse.json(200, json(item))
+                response.undelivered = { mailbox.putBack([item]) }
+                return response
+            } catch {
+                return Self.response(error)
+            }
         }
     }
 

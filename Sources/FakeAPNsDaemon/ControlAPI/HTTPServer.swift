@@ -1,9 +1,13 @@
+internal import CMicroHTTPD
 internal import CMicroHTTPDShims
 import FakeAPNs
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
 #endif
 
 /// One HTTP request as it arrived: plain values, no C in sight, so the decoding that follows
@@ -22,8 +26,6 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]
     /// Whether the body was over the limit (and so was not read: `body` is empty).
     var bodyTooLarge: Bool
-    /// Whether the client has closed the connection meanwhile; for a handler that waits.
-    var peerClosed: @Sendable () -> Bool = { false }
     /// Whether the connection was accepted beyond ``HTTPServer/connectionLimit``: it gets this
     /// one answer, then closes, so a handler should not hold it long.
     var beyondConnectionLimit = false
@@ -53,11 +55,16 @@ struct HTTPResponse: Sendable {
     var contentType: String?
     /// The `Allow` header of a 405.
     var allow: String?
-    /// The body.
+    /// The body, when it is made at once.
     var body: [UInt8]
+    /// The body made as the client reads it (sent chunked), instead of `body`.
+    var stream: HTTPBodyStream?
     /// More headers, such as the web page's `Content-Security-Policy`; names and values must
     /// hold no CR or LF.
     var headers: [(name: String, value: String)] = []
+    /// Called when the answer did not reach its client (the client left first), for an answer
+    /// that carries something taken for it, to put it back.
+    var undelivered: (@Sendable () -> Void)?
 
     /// A JSON body, serialized with a final newline (for people reading it in a terminal).
     static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
@@ -65,8 +72,80 @@ struct HTTPResponse: Sendable {
             status: status, contentType: "application/json", body: Array((value.serialized() + "\n").utf8))
     }
 
+    /// A JSON body made as the client reads it; one that ends within its first piece is sent
+    /// whole, with its length, as any other.
+    static func json(_ status: Int, streaming stream: HTTPBodyStream) -> HTTPResponse {
+        if let whole = stream.wholeIfShort() {
+            return HTTPResponse(status: status, contentType: "application/json", body: whole)
+        }
+        return HTTPResponse(status: status, contentType: "application/json", body: [], stream: stream)
+    }
+
     /// 204, no body.
     static let noContent = HTTPResponse(status: 204, contentType: nil, body: [])
+}
+
+/// A body made piece by piece as the client reads it: `next` gives the next piece, nil at the
+/// end. Only the piece being sent is held, so a client that does not read costs one piece
+/// (and libmicrohttpd's block), not the whole body.
+final class HTTPBodyStream: @unchecked Sendable {
+    private let next: () -> [UInt8]?
+    // Touched by the server's polling thread only.
+    private var piece: [UInt8] = []
+    private var offset = 0
+    private var ended = false
+
+    init(_ next: @escaping @Sendable () -> [UInt8]?) {
+        self.next = next
+    }
+
+    /// Copies up to `capacity` bytes into `buffer`; -1 at the end (libmicrohttpd's
+    /// MHD_CONTENT_READER_END_OF_STREAM).
+    fileprivate func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        while offset == piece.count {
+            guard !ended, let following = next() else {
+                ended = true
+                return -1
+            }
+            piece = following
+            offset = 0
+        }
+        let count = min(capacity, piece.count - offset)
+        piece.withUnsafeBytes { bytes in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + offset, byteCount: count)
+        }
+        offset += count
+        return count
+    }
+
+    /// The whole body when it ends with its first piece; otherwise nil, and the pieces made
+    /// so far are sent first. Called before the stream is handed to the server.
+    fileprivate func wholeIfShort() -> [UInt8]? {
+        guard let first = next() else { return [] }
+        guard let second = next() else { return first }
+        piece = first + second
+        return nil
+    }
+}
+
+/// What a handler gives: an answer now, an answer to make on a handler thread, or a wait that
+/// answers when it ends. A wait holds no thread: it suspends, and its connection is set aside
+/// until it answers.
+enum HTTPAnswer: Sendable {
+    /// The answer, made on the server's polling thread: it must not take long.
+    case response(HTTPResponse)
+    /// Made on one of the server's handler threads, for work that may take a while or block.
+    case handlerThread(@Sendable () -> HTTPResponse)
+    /// Ends with the response; cancelled (as a task) when its client leaves first.
+    case waiting(@Sendable () async -> HTTPResponse)
+
+    /// An answer now with a JSON body.
+    static func json(_ status: Int, _ value: JSONValue) -> HTTPAnswer {
+        .response(.json(status, value))
+    }
+
+    /// An answer now: 204, no body.
+    static let noContent = HTTPAnswer.response(.noContent)
 }
 
 /// Why the server could not start.
@@ -74,9 +153,13 @@ struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     let description: String
 }
 
-/// A plain HTTP/1.1 server on GNU libmicrohttpd: one thread per connection, so a handler may
-/// block (waiting for a notification, say) while other requests are served. Connections beyond
-/// the limit are still accepted, 64 of them, for one answer each (the handler sees them as
+/// A plain HTTP/1.1 server on GNU libmicrohttpd. One polling thread (epoll) serves every
+/// connection and answers what is quick; work that may take a while goes to a small pool of
+/// handler threads (``HTTPAnswer/handlerThread(_:)``), and a wait (``HTTPAnswer/waiting(_:)``)
+/// runs as a task, each with its connection suspended meanwhile: a thousand waits hold no thread. libmicrohttpd does not watch a
+/// suspended connection, so one watcher thread polls the waiting ones and cancels the wait of
+/// a client that leaves. Connections are accepted here, only while there is room: the limit,
+/// and 64 beyond it for one answer each (the handler sees them as
 /// ``HTTPRequest/beyondConnectionLimit``); clients beyond those wait in the listen backlog.
 ///
 /// ```swift
@@ -85,7 +168,7 @@ struct HTTPServerError: Error, Sendable, CustomStringConvertible {
 /// defer { server.stop() }
 /// ```
 final class HTTPServer: @unchecked Sendable {
-    typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    typealias Handler = @Sendable (HTTPRequest) -> HTTPAnswer
 
     /// The largest body read: a larger one is answered by the handler with `bodyTooLarge` set
     /// (a declared `Content-Length`), or closes the connection (a chunked body).
@@ -94,18 +177,106 @@ final class HTTPServer: @unchecked Sendable {
     /// descriptors allowed.
     let connectionLimit: Int
     /// Seconds a connection may stay silent before it is closed. The timer does not run while a
-    /// handler runs, so a handler may wait longer than this.
+    /// handler runs or waits, so a handler may take longer than this.
     let idleTimeout: Int
 
-    private let lock = ConditionLock()
-    // Protected by `lock`:
-    private var running: OpaquePointer?
-    private var retained: Unmanaged<Box>?
+    /// Connections accepted beyond the limit, so that each can be answered (503 for a wait).
+    static let overflowConnections = 64
+    /// Descriptors left to the rest of the process (the APNs listeners, files, the log).
+    static let descriptorReserve = 256
+    /// Threads that run handlers: waits do not hold them, so a few are enough.
+    static let handlerThreads = 4
+    /// The stack of the polling thread and of the handler threads. Reserved, not used, and
+    /// there are five of them: room for the recursive JSON writer on the deepest payload the
+    /// parser takes, with room to spare under the address sanitizer.
+    static let threadStackSize = 16 * 1024 * 1024
+    /// The largest piece of a streamed body libmicrohttpd asks for (and holds) at a time.
+    static let streamBlockSize = 32 * 1024
 
-    /// What the C callbacks reach through their context pointer.
-    private final class Box: Sendable {
-        let handler: Handler
-        init(_ handler: @escaping Handler) { self.handler = handler }
+    /// The handler threads' queue, apart so that its wake-ups wake no one else.
+    private let jobsLock = ConditionLock()
+    // Protected by `jobsLock`:
+    private var jobs: [@Sendable () -> Void] = []
+    private var jobsEnded = false
+
+    private let lock = ConditionLock()
+    // Protected by `lock` (its waiters, the accepting thread and a stop, are woken only when
+    // what they wait for may have come):
+    private var running: Running?
+    private var handler: Handler?
+    private var servedLimit = 0
+    private var overflowLimit = 0
+    private var handedOver = 0
+    private var open = 0
+    private var answering = 0
+    private var lastID = 0
+    private var unanswered: [Int: Exchange] = [:]
+    private var watched: [Int: Exchange] = [:]
+    private var stopping = false
+    private var callsIntoServer = 0
+    /// Whether the accepting thread waits for a connection to close.
+    private var acceptorWaits = false
+
+    private final class Running: @unchecked Sendable {
+        let server: OpaquePointer
+        let listener: Int32
+        /// Pipes that wake the accepting thread and the watcher.
+        let acceptorWake: Wake
+        let watcherWake: Wake
+        var threads: [OSThread] = []
+        init(server: OpaquePointer, listener: Int32, acceptorWake: Wake, watcherWake: Wake) {
+            self.server = server
+            self.listener = listener
+            self.acceptorWake = acceptorWake
+            self.watcherWake = watcherWake
+        }
+    }
+
+    /// A pipe that wakes a thread blocked in poll().
+    private struct Wake {
+        let read: Int32
+        let write: Int32
+
+        init() throws {
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else {
+                throw HTTPServerError(description: "pipe: \(String(cString: strerror(errno)))")
+            }
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            }
+            (read, write) = (ends[0], ends[1])
+        }
+
+        func signal() {
+            var byte: UInt8 = 0
+            while Glibc.write(write, &byte, 1) < 0 && errno == EINTR {}
+        }
+
+        func drain() {
+            var bytes = [UInt8](repeating: 0, count: 256)
+            while Glibc.read(read, &bytes, bytes.count) > 0 {}
+        }
+
+        func close() {
+            _ = Glibc.close(read)
+            _ = Glibc.close(write)
+        }
+    }
+
+    /// A request handed to a handler, until it is answered.
+    private final class Exchange: @unchecked Sendable {
+        let id: Int
+        let request: OpaquePointer
+        let socket: Int32
+        /// The wait answering it; set under the server's lock.
+        var wait: Task<Void, Never>?
+        init(id: Int, request: OpaquePointer, socket: Int32) {
+            self.id = id
+            self.request = request
+            self.socket = socket
+        }
     }
 
     init(maximumBodySize: Int = 64 * 1024, connectionLimit: Int = 1024, idleTimeout: Int = 30) {
@@ -118,91 +289,375 @@ final class HTTPServer: @unchecked Sendable {
         stop()
     }
 
-    /// Binds `host:port` (port 0: the system picks) and serves every request with `handler`,
-    /// on the connection's thread. Returns the bound port.
-    func start(host: String, port: Int, handler: @escaping Handler) throws -> Int {
-        try lock.withLock {
-            guard running == nil else { throw HTTPServerError(description: "the HTTP server is already running") }
+    /// Binds `host:port` (port 0: the system picks) and answers every request with `handler`,
+    /// on a handler thread. Returns the bound port.
+    func start(host: String, port: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws -> Int {
+        try listen(host: host, port: port, answering: { request in .handlerThread { handler(request) } })
+    }
+
+    /// Binds `host:port` (port 0: the system picks) and answers every request with `handler`,
+    /// called on the polling thread: it answers at once, or hands the work to a handler thread,
+    /// or returns a wait that runs as a task. Returns the bound port.
+    func listen(host: String, port: Int, answering handler: @escaping Handler) throws -> Int {
+        let (running, port) = try lock.withLock { () throws -> (Running, Int) in
+            guard self.running == nil, !stopping else { throw HTTPServerError(description: "the HTTP server is already running") }
             guard (0...65535).contains(port) else {
                 throw HTTPServerError(description: "port \(port) is not from 0 to 65535")
             }
-            let box = Unmanaged.passRetained(Box(handler))
+            let listener: (socket: Int32, port: Int)
+            do {
+                listener = try Socket.listen(host: host, port: port, backlog: SOMAXCONN)
+            } catch {
+                throw HTTPServerError(description: "control API on \(host):\(port): \(error)")
+            }
+            let wakes: (Wake, Wake)
+            do {
+                wakes = (try Wake(), try Wake())
+            } catch {
+                close(listener.socket)
+                throw HTTPServerError(description: "control API on \(host):\(port): \(error)")
+            }
+            fitDescriptors()
             var error = [CChar](repeating: 0, count: 256)
-            let server = fakeapns_http_start(
-                host, Int32(port), UInt32(connectionLimit), UInt32(idleTimeout), maximumBodySize, Self.handle,
-                box.toOpaque(), &error, error.count)
-            guard let server else {
-                box.release()
+            guard let server = fakeapns_http_start(
+                UInt32(2 * (servedLimit + overflowLimit)), UInt32(idleTimeout), maximumBodySize, Self.threadStackSize,
+                callbacks, &error, error.count)
+            else {
+                close(listener.socket)
+                wakes.0.close()
+                wakes.1.close()
                 let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 throw HTTPServerError(description: "control API on \(host):\(port): \(reason)")
             }
-            running = server
-            retained = box
-            return Int(fakeapns_http_port(server))
+            let running = Running(server: server, listener: listener.socket, acceptorWake: wakes.0, watcherWake: wakes.1)
+            self.running = running
+            self.handler = handler
+            return (running, listener.port)
         }
+        do {
+            running.threads.append(try OSThread(name: "control-accept") { [self] in accept(running) })
+            running.threads.append(try OSThread(name: "control-waits") { [self] in watch(running) })
+            for _ in 0..<Self.handlerThreads {
+                running.threads.append(try OSThread(name: "control-handler", stackSize: Self.threadStackSize) {
+                    [self] in runJobs()
+                })
+            }
+        } catch {
+            stop()
+            throw HTTPServerError(description: "control API on \(host):\(port): \(error)")
+        }
+        return port
     }
 
-    /// Closes the listener and every connection and joins every thread; the port is free when
-    /// it returns. Between the two, waits up to `drainMilliseconds` for the requests being
-    /// answered to finish, so answers already given leave before their connections close.
-    /// Handlers still running must return first (a blocked one holds this up). Safe to call twice.
+    /// Stops accepting, waits up to `drainMilliseconds` for the requests being answered to
+    /// finish (so answers already given leave before their connections close), then closes
+    /// every connection and joins every thread; the port is free when it returns. A request
+    /// still unanswered then is closed without an answer. Safe to call twice.
     func stop(drainMilliseconds: Int = 0) {
-        let (server, box) = lock.withLock {
-            defer {
-                running = nil
-                retained = nil
-            }
-            return (running, retained)
+        guard let running = lock.withLock({ () -> Running? in
+            guard let running, !stopping else { return nil }
+            stopping = true
+            lock.broadcast()
+            return running
+        }) else { return }
+        running.acceptorWake.signal()
+        running.watcherWake.signal()
+        jobsLock.withLock {
+            jobsEnded = true
+            jobsLock.broadcast()
         }
-        if let server {
-            fakeapns_http_close_listener(server)
-            fakeapns_http_drain(server, drainMilliseconds)
-            fakeapns_http_stop(server)
+        let deadline = Deadline.after(.milliseconds(drainMilliseconds))
+        let left: [Exchange] = lock.withLock {
+            while answering > 0 && lock.wait(until: deadline) {}
+            defer { unanswered.removeAll() }
+            return Array(unanswered.values)
         }
-        box?.release()
+        // libmicrohttpd must not stop with a suspended connection: those are closed unanswered.
+        left.forEach { fakeapns_http_answer($0.request, 0, nil, nil) }
+        lock.withLock { while callsIntoServer > 0 { lock.wait() } }
+        for thread in running.threads { thread.join() }
+        fakeapns_http_stop(running.server)
+        close(running.listener)
+        running.acceptorWake.close()
+        running.watcherWake.close()
+        lock.withLock {
+            self.running = nil
+            handler = nil
+            watched.removeAll()
+            stopping = false
+        }
+        jobsLock.withLock {
+            jobs.removeAll()
+            jobsEnded = false
+        }
     }
 
     /// The connections served at once: ``connectionLimit``, or fewer when RLIMIT_NOFILE does not
     /// leave descriptors for that many; 0 when not running.
     var servedConnectionLimit: Int {
-        lock.withLock { running.map { Int(fakeapns_http_connection_limit($0)) } ?? 0 }
+        lock.withLock { running != nil ? servedLimit : 0 }
     }
 
     /// Connections open, those beyond the limit included (for tests).
     var openConnections: Int {
-        lock.withLock { running.map { Int(fakeapns_http_open_connections($0)) } ?? 0 }
+        lock.withLock { open }
     }
 
-    /// Requests begun and not finished (for tests that prove nothing is left behind).
+    /// Requests handed to a handler and not finished (for tests that prove nothing is left behind).
     var openRequests: Int {
-        lock.withLock { running.map { Int(fakeapns_http_open_requests($0)) } ?? 0 }
+        lock.withLock { answering }
+    }
+
+    // MARK: - Accepting
+
+    /// Sets the limits to fit the descriptors: the soft RLIMIT_NOFILE is raised (up to the hard
+    /// one) when the connections and the reserve need more; when even the hard one is short, the
+    /// connections share what the reserve leaves (half the descriptors at least), a fifth of them
+    /// beyond the limit. Inside the lock.
+    private func fitDescriptors() {
+        servedLimit = max(1, connectionLimit)
+        overflowLimit = Self.overflowConnections
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur != rlim_t.max else { return }
+        let needed = rlim_t(servedLimit + Self.overflowConnections + Self.descriptorReserve)
+        if limit.rlim_cur < needed {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max == rlim_t.max || limit.rlim_max > needed ? needed : limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit.rlim_cur = raised.rlim_cur }
+        }
+        guard limit.rlim_cur < needed else { return }
+        let reserve = rlim_t(Self.descriptorReserve)
+        let left = Int(limit.rlim_cur > 2 * reserve ? limit.rlim_cur - reserve : limit.rlim_cur / 2)
+        overflowLimit = min(left / 5, Self.overflowConnections)
+        servedLimit = left > overflowLimit + 1 ? left - overflowLimit : 1
+    }
+
+    /// The accepting thread: accepts only while there is room (the clients beyond wait in the
+    /// listen backlog, costing nothing here), and waits when descriptors run out instead of
+    /// trying again at once.
+    private func accept(_ running: Running) {
+        while true {
+            let go = lock.withLock { () -> Bool in
+                while !stopping && handedOver >= servedLimit + overflowLimit {
+                    acceptorWaits = true
+                    lock.wait()
+                    acceptorWaits = false
+                }
+                return !stopping
+            }
+            guard go else { return }
+            var descriptors = [
+                pollfd(fd: running.listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: running.acceptorWake.read, events: Int16(POLLIN), revents: 0),
+            ]
+            guard poll(&descriptors, 2, -1) >= 0 else { continue }
+            if descriptors[1].revents != 0 { return }
+            let client = Glibc.accept(running.listener, nil, nil)
+            guard client >= 0 else {
+                if [EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED].contains(errno) { continue }
+                // Out of descriptors (or memory): the connection stays queued; try again when one
+                // of ours closes, or after a while, since the shortage may be elsewhere.
+                lock.withLock {
+                    guard !stopping else { return }
+                    acceptorWaits = true
+                    _ = lock.wait(until: .after(.milliseconds(250)))
+                    acceptorWaits = false
+                }
+                continue
+            }
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            lock.withLock { handedOver += 1 }
+            if fakeapns_http_add_connection(running.server, client) == 0 {
+                // libmicrohttpd closed it without starting it.
+                lock.withLock { handedOver -= 1 }
+            }
+        }
+    }
+
+    // MARK: - Answering
+
+    /// The handler threads' loop.
+    private func runJobs() {
+        while true {
+            let job: (@Sendable () -> Void)? = jobsLock.withLock {
+                while jobs.isEmpty && !jobsEnded { jobsLock.wait() }
+                return jobs.isEmpty ? nil : jobs.removeFirst()
+            }
+            guard let job else { return }
+            job()
+        }
+    }
+
+    /// A complete request, on the polling thread.
+    private func received(_ request: HTTPRequest, exchange: Exchange) {
+        guard let handler = lock.withLock({ self.handler }) else { return }
+        switch handler(request) {
+        case .response(let response):
+            answer(exchange, response)
+        case .handlerThread(let make):
+            jobsLock.withLock {
+                jobs.append { [self] in answer(exchange, make()) }
+                jobsLock.broadcast()
+            }
+        case .waiting(let wait):
+            let task = Task { [self] in answer(exchange, await wait()) }
+            let watching = lock.withLock { () -> Bool in
+                guard unanswered[exchange.id] != nil, !stopping else { return false }
+                exchange.wait = task
+                watched[exchange.id] = exchange
+                return true
+            }
+            if watching, let running = lock.withLock({ running }) { running.watcherWake.signal() }
+        }
+    }
+
+    /// Answers once; an answer that carries something taken for its client and finds the client
+    /// gone hands it back instead.
+    private func answer(_ exchange: Exchange, _ response: HTTPResponse) {
+        let answering = lock.withLock { () -> Bool in
+            guard unanswered.removeValue(forKey: exchange.id) != nil else { return false }
+            _ = watched.removeValue(forKey: exchange.id)
+            callsIntoServer += 1
+            return true
+        }
+        defer {
+            lock.withLock {
+                callsIntoServer -= 1
+                if stopping { lock.broadcast() }
+            }
+        }
+        guard answering else {
+            response.undelivered?()
+            return
+        }
+        if let undelivered = response.undelivered, Self.peerClosed(exchange.socket) {
+            undelivered()
+            fakeapns_http_answer(exchange.request, 0, nil, nil)
+            return
+        }
+        guard let made = Self.make(response) else {
+            fakeapns_http_answer(exchange.request, 0, nil, nil)
+            return
+        }
+        let token = response.undelivered.map { Unmanaged.passRetained(Undelivered($0)).toOpaque() }
+        fakeapns_http_answer(exchange.request, UInt32(clamping: response.status), made, token)
+    }
+
+    /// The libmicrohttpd response for `response`; nil when it could not be made.
+    private static func make(_ response: HTTPResponse) -> OpaquePointer? {
+        let made: OpaquePointer?
+        if let stream = response.stream {
+            let context = Unmanaged.passRetained(stream).toOpaque()
+            made = MHD_create_response_from_callback(
+                UInt64.max, streamBlockSize,
+                { context, _, buffer, capacity in
+                    guard let context, let buffer else { return -1 }
+                    return Unmanaged<HTTPBodyStream>.fromOpaque(context).takeUnretainedValue()
+                        .read(into: buffer, capacity: capacity)
+                }, context, { Unmanaged<HTTPBodyStream>.fromOpaque($0!).release() })
+            if made == nil { Unmanaged<HTTPBodyStream>.fromOpaque(context).release() }
+        } else {
+            made = response.body.withUnsafeBytes {
+                MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        }
+        guard let made else { return nil }
+        var headers = [(name: "Cache-Control", value: "no-store")] + response.headers
+        if let contentType = response.contentType { headers.append(("Content-Type", contentType)) }
+        if let allow = response.allow { headers.append(("Allow", allow)) }
+        for header in headers where MHD_add_response_header(made, header.name, header.value) != .YES {
+            MHD_destroy_response(made)
+            return nil
+        }
+        return made
+    }
+
+    /// What an answer's token holds until the answer leaves or fails.
+    private final class Undelivered {
+        let action: @Sendable () -> Void
+        init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    }
+
+    private static func peerClosed(_ socket: Int32) -> Bool {
+        var descriptor = pollfd(fd: socket, events: fakeapns_http_peer_closed_events(), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & fakeapns_http_peer_closed_events() != 0
+    }
+
+    // MARK: - Watching waits
+
+    /// The watcher's loop: polls the sockets of the waiting requests (libmicrohttpd does not
+    /// while they are suspended) and cancels the wait of a client that closed or reset its
+    /// connection, so that it takes nothing nobody will read.
+    private func watch(_ running: Running) {
+        let closedEvents = fakeapns_http_peer_closed_events()
+        while true {
+            let waiting: [Exchange]? = lock.withLock { stopping ? nil : Array(watched.values) }
+            guard let waiting else { return }
+            var descriptors = [pollfd(fd: running.watcherWake.read, events: Int16(POLLIN), revents: 0)]
+            descriptors += waiting.map { pollfd(fd: $0.socket, events: closedEvents, revents: 0) }
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) > 0 else { continue }
+            if descriptors[0].revents != 0 { running.watcherWake.drain() }
+            let gone: [Task<Void, Never>] = lock.withLock {
+                zip(waiting, descriptors.dropFirst()).compactMap { exchange, descriptor in
+                    guard descriptor.revents & closedEvents != 0 else { return nil }
+                    return watched.removeValue(forKey: exchange.id)?.wait
+                }
+            }
+            gone.forEach { $0.cancel() }
+        }
     }
 
     // MARK: - C callbacks
 
-    private static let handle: fakeapns_http_handler = {
-        context, connection, method, target, body, length, tooLarge, beyondLimit in
-        guard let context, let connection, let method, let target else { return 0 }
-        let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
-        let bytes = body.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-        var request = HTTPRequest(
-            method: String(cString: method), target: String(cString: target), headers: headers(of: connection),
-            body: bytes, bodyTooLarge: tooLarge != 0)
-        let probe = ConnectionProbe(connection: connection)
-        request.peerClosed = { fakeapns_http_peer_closed(probe.connection) != 0 }
-        request.beyondConnectionLimit = beyondLimit != 0
-        let response = box.handler(request)
-        let extra = response.headers.map { "\($0.name): \($0.value)\n" }.joined()
-        return response.body.withUnsafeBytes { buffer in
-            fakeapns_http_respond(
-                connection, UInt32(clamping: response.status), response.contentType, response.allow,
-                extra.isEmpty ? nil : extra, buffer.baseAddress, buffer.count)
-        }
-    }
-
-    /// The connection, for a check made on its own thread while its handler runs.
-    private struct ConnectionProbe: @unchecked Sendable {
-        let connection: OpaquePointer
+    private var callbacks: fakeapns_http_callbacks {
+        fakeapns_http_callbacks(
+            context: Unmanaged.passUnretained(self).toOpaque(),
+            request: { context, connection, request, method, target, body, length, tooLarge, beyondLimit in
+                let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+                guard let connection, let request, let method, let target else { return }
+                let bytes = body.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+                var decoded = HTTPRequest(
+                    method: String(cString: method), target: String(cString: target),
+                    headers: HTTPServer.headers(of: connection), body: bytes, bodyTooLarge: tooLarge != 0)
+                decoded.beyondConnectionLimit = beyondLimit != 0
+                let exchange = server.lock.withLock { () -> Exchange? in
+                    server.answering += 1 // until `finished`
+                    guard !server.stopping else { return nil }
+                    server.lastID += 1
+                    let exchange = Exchange(id: server.lastID, request: request, socket: fakeapns_http_socket(connection))
+                    server.unanswered[exchange.id] = exchange
+                    return exchange
+                }
+                // A request that comes while the server stops is closed unanswered.
+                guard let exchange else { return _ = fakeapns_http_answer(request, 0, nil, nil) }
+                server.received(decoded, exchange: exchange)
+            },
+            finished: { context, token, delivered in
+                let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+                if let token {
+                    let undelivered = Unmanaged<Undelivered>.fromOpaque(token).takeRetainedValue()
+                    if delivered == 0 { undelivered.action() }
+                }
+                server.lock.withLock {
+                    server.answering -= 1
+                    if server.stopping { server.lock.broadcast() }
+                }
+            },
+            connection: { context, started in
+                let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+                return server.lock.withLock {
+                    if started != 0 {
+                        server.open += 1
+                        return server.open > server.servedLimit ? 1 : 0
+                    }
+                    server.open -= 1
+                    server.handedOver -= 1
+                    if server.acceptorWaits { server.lock.broadcast() }
+                    return 0
+                }
+            })
     }
 
     private final class HeaderList {
@@ -212,10 +667,11 @@ final class HTTPServer: @unchecked Sendable {
     private static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
         let list = HeaderList()
         withExtendedLifetime(list) {
-            fakeapns_http_headers(connection, { context, name, value in
-                guard let context, let name, let value else { return }
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
+                guard let context, let name else { return .YES }
                 let list = Unmanaged<HeaderList>.fromOpaque(context).takeUnretainedValue()
-                list.headers.append((String(cString: name), String(cString: value)))
+                list.headers.append((String(cString: name), value.map { String(cString: $0) } ?? ""))
+                return .YES
             }, Unmanaged.passUnretained(list).toOpaque())
         }
         return list.headers

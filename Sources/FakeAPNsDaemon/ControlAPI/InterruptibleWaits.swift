@@ -1,10 +1,8 @@
 import FakeAPNs
 
-/// Blocking waits that end early when their client goes away or the API stops. Each wait gets
-/// a ``WaitCancellation`` for its blocking pop: `interruptAll()` cancels every one, and one
-/// watcher thread, running only while a wait is in progress, looks every 50 ms whether a
-/// waiter's client has closed its connection and cancels that wait, so a client that left
-/// does not take an item nobody will read.
+/// Waits that end early when the API stops or their client goes away. Each runs as a task of
+/// its own that suspends (holding no thread): `interruptAll()` cancels every one; cancelling
+/// the task that called `run` (the HTTP server does when the client leaves) cancels that one.
 final class InterruptibleWaits: @unchecked Sendable {
     /// Thrown to a wait that starts after `refuseNew()` or `interruptAll()`, or that
     /// `interruptAll()` ended.
@@ -13,54 +11,41 @@ final class InterruptibleWaits: @unchecked Sendable {
     /// Thrown when the waiter gave up (its client left) before anything came.
     struct Abandoned: Error {}
 
-    private struct Wait {
-        let cancellation: WaitCancellation
-        let abandoned: @Sendable () -> Bool
-        var gaveUp = false
-    }
-
-    /// How often the watcher looks whether waiters are still there.
-    private static let watchInterval = Duration.milliseconds(50)
-
     private let lock = ConditionLock()
     // Protected by `lock`:
     private var refusing = false
     private var stopped = false
     private var lastID = 0
-    private var waits: [Int: Wait] = [:]
-    private var watcher: OSThread?
+    private var waits: [Int: @Sendable () -> Void] = [:]
 
-    /// Runs `operation` (a blocking wait given a cancellation) on the calling thread. Once
-    /// `abandoned` says the waiter is gone the wait is cancelled and this throws
-    /// ``Abandoned``; once the API stops, ``Interrupted``. `abandoned` is asked on the
-    /// watcher's thread, while `operation` runs, never after this returns.
-    func run<T>(
-        abandoned: @escaping @Sendable () -> Bool = { false }, _ operation: (WaitCancellation) throws -> T
-    ) throws -> T {
-        let cancellation = WaitCancellation()
-        let id: Int? = try lock.withLock {
+    /// Runs `operation` (a wait that ends with `CancellationError` when cancelled). Once the
+    /// caller's task is cancelled this throws ``Abandoned``; once the API stops, ``Interrupted``.
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let id: Int? = lock.withLock {
             guard !refusing else { return nil }
             lastID += 1
-            waits[lastID] = Wait(cancellation: cancellation, abandoned: abandoned)
-            if watcher == nil {
-                watcher = try OSThread(name: "control-waits") { [self] in watch() }
-            }
-            lock.broadcast()
             return lastID
         }
         guard let id else { throw Interrupted() }
-        do {
-            let result = try operation(cancellation)
-            lock.withLock { _ = waits.removeValue(forKey: id) }
-            return result
-        } catch is CancellationError {
-            let gaveUp = lock.withLock { waits.removeValue(forKey: id)?.gaveUp ?? false }
-            if gaveUp { throw Abandoned() }
-            throw Interrupted()
-        } catch {
-            lock.withLock { _ = waits.removeValue(forKey: id) }
-            throw error
+        let wait = Task { try await operation() }
+        let registered = lock.withLock { () -> Bool in
+            guard !stopped else { return false }
+            waits[id] = { wait.cancel() }
+            return true
         }
+        if !registered { wait.cancel() }
+        defer { lock.withLock { _ = waits.removeValue(forKey: id) } }
+        do {
+            return try await withTaskCancellationHandler { try await wait.value } onCancel: { wait.cancel() }
+        } catch is CancellationError {
+            if lock.withLock({ stopped }) { throw Interrupted() }
+            throw Abandoned()
+        }
+    }
+
+    /// How many waits are in progress.
+    var count: Int {
+        lock.withLock { waits.count }
     }
 
     /// Whether new waits are refused.
@@ -73,38 +58,13 @@ final class InterruptibleWaits: @unchecked Sendable {
         lock.withLock { refusing = true }
     }
 
-    /// Cancels every wait in progress, refuses new ones, and joins the watcher.
+    /// Cancels every wait in progress and refuses new ones.
     func interruptAll() {
-        let (cancellations, watcher): ([WaitCancellation], OSThread?) = lock.withLock {
+        let cancellations: [@Sendable () -> Void] = lock.withLock {
             refusing = true
             stopped = true
-            lock.broadcast()
-            defer { self.watcher = nil }
-            return (waits.values.map(\.cancellation), self.watcher)
+            return Array(waits.values)
         }
-        cancellations.forEach { $0.cancel() }
-        watcher?.join()
-    }
-
-    /// The watcher's loop: sleeps while no wait is in progress, and until the API stops.
-    private func watch() {
-        while true {
-            let gone: [WaitCancellation]? = lock.withLock {
-                while waits.isEmpty && !stopped { lock.wait() }
-                if stopped { return nil }
-                _ = lock.wait(until: .after(Self.watchInterval))
-                if stopped { return nil }
-                // Asked inside the lock, so that no wait ends (and its connection with it)
-                // while its client is being looked at; each answer is a poll that does not block.
-                var gone: [WaitCancellation] = []
-                for (id, wait) in waits where !wait.gaveUp && wait.abandoned() {
-                    waits[id]?.gaveUp = true
-                    gone.append(wait.cancellation)
-                }
-                return gone
-            }
-            guard let gone else { return }
-            gone.forEach { $0.cancel() }
-        }
+        cancellations.forEach { $0() }
     }
 }
