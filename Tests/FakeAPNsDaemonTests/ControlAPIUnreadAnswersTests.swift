@@ -22,15 +22,14 @@ final class ControlAPIUnreadAnswersTests: XCTestCase {
         for runtime in ["__asan_init", "__tsan_init"] {
             try XCTSkipIf(dlsym(nil, runtime) != nil, "resident memory under a sanitizer measures the sanitizer")
         }
-        let daemon = try DaemonProcess(arguments: DaemonProcess.freePorts + ["--log-file", "/dev/null"])
-        let ports = try daemon.listeningPorts()
-        let web = try XCTUnwrap(ports["web"])
+        let daemon = try DaemonFixture.started(["--log-file", "/dev/null"], for: self)
+        let web = try daemon.port("web")
         let http = HTTPTestClient(port: web)
         let pid = daemon.process.processIdentifier
 
         // 5,000 notifications of about 2 KB (the binary gateway's largest payload).
         let padding = String(repeating: "p", count: 1_900)
-        let client = try TLSClient(host: "127.0.0.1", port: try XCTUnwrap(ports["gateway"]))
+        let client = try TLSClient(host: "127.0.0.1", port: try daemon.port("gateway"))
         for index in 1...Self.stored {
             let payload = #"{"aps":{"alert":"n\#(index)"},"pad":"\#(padding)"}"#
             try client.send(BinaryEncoder.enhanced(identifier: UInt32(index), token: token, payload: Array(payload.utf8)))

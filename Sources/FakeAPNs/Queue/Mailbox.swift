@@ -343,25 +343,10 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     func append(moving batch: inout [Element]) {
         guard !batch.isEmpty else { return }
         var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
-        // Waiting threads are woken once the lock is released: woken inside it, each would
-        // wake only to wait for the lock, a second sleep and wake-up before it could pop.
         let wake = lock.withLock { () -> Bool in
             arrivedTotal += batch.count
             queue.append(moving: &batch)
-            if !asyncWaiters.isEmpty {
-                var index = 0
-                // An empty queue answers no waiter: the scan ends with the items.
-                while index < asyncWaiters.count && queue.count > 0 {
-                    if let taken = take(asyncWaiters[index].request) {
-                        ready.append((removeWaiter(at: index).continuation, taken))
-                    } else {
-                        index += 1
-                    }
-                }
-            }
-            guard syncWaitersForAny > 0 || syncWaitedCounts.contains(where: { $0 <= queue.count }) else { return false }
-            wakeUps += 1
-            return true
+            return answerWaiters(into: &ready)
         }
         if wake { lock.broadcast() }
         for (continuation, taken) in ready {
@@ -385,15 +370,7 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         var ready: [(CheckedContinuation<[Element], any Error>, [Element])] = []
         let wake = lock.withLock { () -> Bool in
             queue.prepend(items)
-            var index = 0
-            while index < asyncWaiters.count {
-                if let taken = take(asyncWaiters[index].request) {
-                    ready.append((removeWaiter(at: index).continuation, taken))
-                } else {
-                    index += 1
-                }
-            }
-            return syncWaitersForAny > 0 || !syncWaitedCounts.isEmpty
+            return answerWaiters(into: &ready)
         }
         if wake { lock.broadcast() }
         for (continuation, taken) in ready {
@@ -402,6 +379,26 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
     }
 
     // MARK: - Inside the lock
+
+    /// After items came (arrived or put back): answers the async pops they can answer, oldest
+    /// first, into `ready` (resumed once the lock is released), and says whether a blocking pop
+    /// may now be answered. Waiting threads are woken after the lock is released: woken inside
+    /// it, each would wake only to wait for the lock, a second sleep and wake-up before it
+    /// could pop.
+    private func answerWaiters(into ready: inout [(CheckedContinuation<[Element], any Error>, [Element])]) -> Bool {
+        var index = 0
+        // An empty queue answers no waiter: the scan ends with the items.
+        while index < asyncWaiters.count && queue.count > 0 {
+            if let taken = take(asyncWaiters[index].request) {
+                ready.append((removeWaiter(at: index).continuation, taken))
+            } else {
+                index += 1
+            }
+        }
+        guard syncWaitersForAny > 0 || syncWaitedCounts.contains(where: { $0 <= queue.count }) else { return false }
+        wakeUps += 1
+        return true
+    }
 
     private func startWaiting(_ request: Request) {
         if case .count(let wanted) = request {
