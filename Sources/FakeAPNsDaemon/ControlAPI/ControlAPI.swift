@@ -271,9 +271,9 @@ struct ControlRoutes: Sendable {
             return .noContent
 
         case .listDeliveries(let filter, let page):
-            let history = server.channels.deliveryHistory
-            let items = history.list(since: page.since, limit: page.limit, where: filter.matches)
-            return .json(200, ["deliveries": .array(items.map(ControlJSON.delivery)), "dropped": .int(history.droppedCount)])
+            return list(server.channels.deliveryHistory, page, named: "deliveries", where: { filter.matches($0) }) {
+                ControlJSON.delivery($0)
+            }
         case .delivery(let sequence):
             guard let delivery = server.channels.deliveryHistory.item(sequence) else {
                 throw ControlError.notFound(Self.notKept("delivery", sequence))
