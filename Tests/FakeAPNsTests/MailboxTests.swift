@@ -219,32 +219,6 @@ final class MailboxTests: XCTestCase {
         }
     }
 
-    func testACancelledBlockingWaitEndsPromptlyAndTakesNothing() throws {
-        let box = mailbox()
-        let cancellation = WaitCancellation()
-        let outcome = Locked<(any Error)?>(nil)
-        let waiter = try OSThread(name: "cancelled-pop") {
-            do {
-                _ = try box.pop(timeout: .seconds(60), cancellation: cancellation)
-            } catch {
-                outcome.withLock { $0 = error }
-            }
-        }
-        XCTAssertTrue(eventually { box.waitingCount == 1 })
-        let cancelledAt = ContinuousClock.now
-        cancellation.cancel()
-        XCTAssertTrue(eventually(timeout: .seconds(10)) { outcome.withLock { $0 != nil } })
-        waiter.join()
-        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(10), "woken, not timed out")
-        XCTAssertTrue(outcome.withLock { $0 } is CancellationError)
-        box.append(1)
-        XCTAssertEqual(box.count, 1, "a cancelled waiter takes nothing")
-        XCTAssertThrowsError(try box.pop(timeout: .seconds(60), cancellation: cancellation), "cancelled before it waits") {
-            XCTAssertTrue($0 is CancellationError)
-        }
-        XCTAssertEqual(box.count, 1)
-    }
-
     func testNoTimerOutlivesAnAsyncPop() async throws {
         let box = mailbox()
         async let answered = box.next(timeout: .seconds(60))

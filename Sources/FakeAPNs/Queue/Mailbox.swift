@@ -167,48 +167,27 @@ public final class Mailbox<Element: Sendable>: @unchecked Sendable {
         try wait(for: .all, awaited: "any \(noun)", timeout: timeout)
     }
 
-    /// Removes and returns the oldest item, blocking the thread up to `timeout`, or until
-    /// `cancellation` is cancelled (then it throws `CancellationError` and takes nothing).
-    package func pop(timeout: Duration, cancellation: WaitCancellation) throws -> Element {
-        try wait(for: .count(1), awaited: "a \(noun)", timeout: timeout, cancellation: cancellation)[0]
-    }
-
-    /// Removes and returns the oldest item that matches `predicate`, blocking the thread up to
-    /// `timeout`, or until `cancellation` is cancelled (then it throws `CancellationError`).
-    package func pop(
-        timeout: Duration, awaiting awaited: String?, cancellation: WaitCancellation,
-        where predicate: @escaping @Sendable (Element) -> Bool
-    ) throws -> Element {
-        try wait(for: .first(predicate), awaited: awaitedText(awaited), timeout: timeout, cancellation: cancellation)[0]
-    }
-
     private func awaitedText(_ awaited: String?) -> String {
         awaited ?? "a \(noun) matching the predicate"
     }
 
     private func wait(
-        for request: Request, awaited: @autoclosure () -> String, timeout: Duration,
-        cancellation: WaitCancellation? = nil
+        for request: Request, awaited: @autoclosure () -> String, timeout: Duration
     ) throws -> [Element] {
         let deadline = Deadline.after(timeout)
         // `awaited` makes its text only when a pop times out.
         return try withoutActuallyEscaping(awaited) { awaited in
-            let waitForItems = {
-                try self.lock.withLock {
-                    self.startWaiting(request)
-                    defer { self.stopWaiting(request) }
-                    while true {
-                        if cancellation?.isCancelled == true { throw CancellationError() }
-                        if let taken = self.take(request) { return taken }
-                        if !self.lock.wait(until: deadline) {
-                            if let taken = self.take(request) { return taken }
-                            throw self.timeoutError(awaited: awaited(), timeout: timeout)
-                        }
+            try lock.withLock {
+                startWaiting(request)
+                defer { stopWaiting(request) }
+                while true {
+                    if let taken = take(request) { return taken }
+                    if !lock.wait(until: deadline) {
+                        if let taken = take(request) { return taken }
+                        throw timeoutError(awaited: awaited(), timeout: timeout)
                     }
                 }
             }
-            guard let cancellation else { return try waitForItems() }
-            return try cancellation.whileWaiting(wake: { [lock] in lock.withLock { lock.broadcast() } }, waitForItems)
         }
     }
 
