@@ -276,6 +276,8 @@ final class EventLog: @unchecked Sendable {
             return [line("channel-created", channelObject(channel))]
         case .channelDeleted(let channel):
             return [line("channel-deleted", channelObject(channel))]
+        case .deviceLog:
+            return []
         }
     }
 
@@ -306,6 +308,8 @@ final class EventLog: @unchecked Sendable {
             return ["\(now) channel \(channel.id) created for \(channel.bundleID) (storage policy \(channel.storagePolicy.rawValue))"]
         case .channelDeleted(let channel):
             return ["\(now) channel \(channel.id) deleted for \(channel.bundleID)"]
+        case .deviceLog:
+            return []
         }
     }
 

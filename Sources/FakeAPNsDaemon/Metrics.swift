@@ -45,6 +45,8 @@ public final class Metrics: Sendable {
                 counts.channelsCreated += 1
             case .channelDeleted:
                 counts.channelsDeleted += 1
+            case .deviceLog:
+                break
             }
         }
     }

@@ -72,6 +72,7 @@ final class HistoryAndEventsTests: XCTestCase {
             case .feedbackRead(let tuples, _): "feedback \(tuples.count)"
             case .channelCreated(let channel): "channel created \(channel.bundleID)"
             case .channelDeleted(let channel): "channel deleted \(channel.bundleID)"
+            case .deviceLog(let entries): "device log \(entries.count)"
             }
             events.withLock { $0.append(name) }
         }), for: self)

@@ -454,14 +454,17 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     private func accept(_ stream: Int32, _ validated: consuming ValidatedRequest, claims: ProviderTokenClaims?) {
         processed(stream)
         batchStreams.append(stream)
+        // Apple answers `apns-unique-id` in the sandbox environment only.
+        let uniqueID = context.policy.environment == .sandbox ? uuids.nextBits() : nil
         batch.append(PushNotification(
             deviceToken: validated.deviceToken, payload: validated.payload, identifier: 0,
             expiration: validated.expiration, priority: validated.priority, format: .http2,
             connection: info, receivedAt: roundReadAt,
-            http2: PushNotification.HTTP2Fields(apnsID: validated.apnsIDBits, shared: sharedFields(validated, claims))))
+            http2: PushNotification.HTTP2Fields(
+                apnsID: validated.apnsIDBits, uniqueID: uniqueID, shared: sharedFields(validated, claims))))
         validated.apnsIDBits.withText { apnsID in
-            if context.policy.environment == .sandbox {
-                uuids.nextBits().withText { uniqueID in session.submitAccepted(stream, apnsID: apnsID, uniqueID: uniqueID) }
+            if let uniqueID {
+                uniqueID.withText { uniqueID in session.submitAccepted(stream, apnsID: apnsID, uniqueID: uniqueID) }
             } else {
                 session.submitAccepted(stream, apnsID: apnsID, uniqueID: nil)
             }

@@ -32,6 +32,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         var receivedAt: Date
         var sequenceNumber: UInt64
         var http2: HTTP2Fields?
+        var lintFindings: [LintFinding]?
 
         init(
             deviceToken: DeviceToken, payload: Payload, identifier: UInt32, expiration: UInt32?, priority: Priority,
@@ -50,10 +51,12 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 deviceToken: deviceToken, payload: payload, identifier: identifier, expiration: expiration,
                 priority: priority, format: format, connection: connection, receivedAt: receivedAt,
                 sequenceNumber: sequenceNumber, http2: http2)
+            copy.lintFindings = lintFindings
+            return copy
         }
     }
 
@@ -115,6 +118,14 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         set { unique.sequenceNumber = newValue }
     }
 
+    /// The push lint's findings, when the intake judged them as the push came (with the app's
+    /// bundle described, the device model or strict lint on); nil: judged from the request
+    /// alone when read (``lintFindings``).
+    package var judgedLintFindings: [LintFinding]? {
+        get { storage.lintFindings }
+        set { unique.lintFindings = newValue }
+    }
+
     /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.
     public package(set) var http2: HTTP2Fields? {
         get { storage.http2 }
@@ -136,7 +147,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     public var channelID: String? { http2?.channelID }
     /// A broadcast only: the `apns-request-id` answered (the client's, or one the server made up).
     public var requestID: String? { http2?.requestID }
-    /// A broadcast only: the `apns-unique-id` answered.
+    /// The `apns-unique-id` answered: a broadcast's, and a device push's in the sandbox
+    /// environment (Apple sends it there only, to look the push up in its delivery log).
     public var uniqueID: String? { http2?.uniqueID }
 
     /// The fields only HTTP/2 requests carry.
@@ -155,8 +167,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         public var channelID: String? { shared.channelID }
         /// A broadcast's `apns-request-id`.
         public var requestID: String? { shared.requestID }
-        /// A broadcast's `apns-unique-id`.
-        public var uniqueID: String? { shared.uniqueID }
+        /// The `apns-unique-id` answered (a broadcast's, or a sandbox device push's).
+        public var uniqueID: String? { ownUniqueID?.text ?? shared.uniqueID }
 
         /// The `apns-id`: a UUID in 8-4-4-4-12 form as its bits and the case of its digits (no
         /// text kept); anything else as it was given.
@@ -166,6 +178,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// accepted push keeps 64 bytes of fields of its own, not 112 or 192 and its
         /// `apns-id`'s text.
         private let shared: Shared
+        /// A device push's own `apns-unique-id` (sandbox only).
+        private let ownUniqueID: UUIDBits?
 
         /// HTTP/2 fields.
         package init(
@@ -173,14 +187,16 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             channelID: String? = nil, requestID: String? = nil, uniqueID: String? = nil
         ) {
             storedID = StoredID(apnsID)
+            ownUniqueID = nil
             shared = Shared(
                 topic: topic, pushType: pushType, collapseID: collapseID, providerToken: providerToken,
                 channelID: channelID, requestID: requestID, uniqueID: uniqueID)
         }
 
         /// HTTP/2 fields whose other fields are `shared`'s.
-        init(apnsID: UUIDBits, shared: Shared) {
+        init(apnsID: UUIDBits, uniqueID: UUIDBits? = nil, shared: Shared) {
             storedID = .uuid(apnsID)
+            ownUniqueID = uniqueID
             self.shared = shared
         }
 

@@ -24,6 +24,10 @@ public struct Rejection: Sendable, CustomStringConvertible {
         case registry
         /// A fault rule the test added.
         case fault
+        /// The push lint in strict mode: an error-level finding in a push that was accepted
+        /// and answered Apple's 200 (it is on ``FakeAPNsServer/notifications`` too). The
+        /// reason is the rule's identifier, the detail its message.
+        case lint
 
         /// The cause's name, as the daemon's JSON writes it.
         public var description: String { rawValue }
@@ -158,6 +162,16 @@ public struct Rejection: Sendable, CustomStringConvertible {
         self.connection = connection
         self.receivedAt = receivedAt
         self.sequenceNumber = sequenceNumber
+    }
+
+    /// The strict lint's record of `finding` in `notification`, which was accepted.
+    package init(lintFinding finding: LintFinding, of notification: PushNotification) {
+        self.init(
+            reason: finding.rule.id, detail: finding.message, cause: .lint, responseSent: true, connectionClosed: false,
+            identifier: notification.identifier, deviceToken: notification.deviceToken, payload: notification.payload,
+            format: notification.format, apnsID: notification.apnsID, topic: notification.topic,
+            channelID: notification.channelID, connection: notification.connection,
+            receivedAt: notification.receivedAt)
     }
 
     /// A one-line summary: sequence, reason, cause, answer, identifier or apns-id, token and detail.

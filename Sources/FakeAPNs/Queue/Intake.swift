@@ -14,6 +14,19 @@ extension PushNotification: Numbered {}
 extension Rejection: Numbered {}
 extension BroadcastDelivery: Numbered {}
 
+/// What comes after the intake: sees each numbered batch inside the intake's lock, before it
+/// is recorded and queued, and may mark its notifications and add refusals (the push lint, the
+/// device model). Each must be quick when it has nothing to do: it runs for every batch.
+package protocol IntakeStage: AnyObject, Sendable {
+    /// A numbered batch of accepted notifications; `rejections` collects refusals to record
+    /// after it.
+    func unlockedTake(_ notifications: inout [PushNotification], rejections: inout [Rejection])
+    /// A numbered batch of broadcast deliveries.
+    func unlockedTake(_ deliveries: [BroadcastDelivery])
+    /// Inside a reset of the intake.
+    func unlockedReset()
+}
+
 /// Where every session hands what it accepted (or refused), and where a broadcast becomes its
 /// deliveries: the one place that numbers each notification, rejection and broadcast delivery
 /// in order of arrival, records it in its ``History``, announces it to the server's event
@@ -39,6 +52,9 @@ final class Intake: @unchecked Sendable {
         private let announce: (@Sendable ([Element]) -> Void)?
         // Protected by the intake's lock:
         private(set) var lastSequenceNumber: UInt64 = 0
+        /// Sees every numbered batch before it is recorded, however it came (a broadcast's
+        /// deliveries, or a stored message delivered on subscribing).
+        fileprivate var stagesSee: ((inout [Element]) -> Void)?
 
         fileprivate init(noun: String, retention: Int?, announce: (@Sendable ([Element]) -> Void)?) {
             mailbox = Mailbox(noun: noun, capacity: retention)
@@ -47,16 +63,17 @@ final class Intake: @unchecked Sendable {
         }
 
         /// Inside the intake's lock: numbers, records, announces and queues `batch`, leaving
-        /// it empty; `numbered` sees the numbered batch just before it is queued.
-        func take(_ batch: inout [Element], numbered: ([Element]) -> Void = { _ in }) {
+        /// it empty; `numbered` sees (and may mark) the numbered batch before it is recorded.
+        func take(_ batch: inout [Element], numbered: (inout [Element]) -> Void = { _ in }) {
             guard !batch.isEmpty else { return }
             for index in batch.indices {
                 lastSequenceNumber += 1
                 batch[index].sequenceNumber = lastSequenceNumber
             }
+            numbered(&batch)
+            stagesSee?(&batch)
             history.append(contentsOf: batch)
             announce?(batch)
-            numbered(batch)
             mailbox.append(moving: &batch)
         }
 
@@ -76,7 +93,10 @@ final class Intake: @unchecked Sendable {
     /// The broadcast channels and their subscribers, guarded by this intake's lock.
     let channels: ChannelRegistry
     private let backPressure: (@Sendable () -> Void)?
-    private let lock: ConditionLock
+    /// The lock that guards the intake, its channels and its stages.
+    let lock: ConditionLock
+    /// The stages after the intake, in order; set before the server starts, read under the lock.
+    private var stages: [any IntakeStage] = []
 
     /// An intake whose queues and histories keep at most `retention` items each, with the
     /// channels of `environment` (`clock` dates them and judges stored messages' age;
@@ -104,6 +124,16 @@ final class Intake: @unchecked Sendable {
         self.backPressure = backPressure
     }
 
+    /// Adds a stage after the intake; only before the first item arrives.
+    func add(_ stage: any IntakeStage) {
+        lock.withLock {
+            stages.append(stage)
+            deliveries.stagesSee = { [stages] batch in
+                for stage in stages { stage.unlockedTake(batch) }
+            }
+        }
+    }
+
     /// Numbers, records, announces and queues a batch of accepted notifications in order,
     /// taking it out of `batch` (left empty, possibly with spare capacity to reuse): one round
     /// of each lock per batch. With `broadcasts`, each broadcast in it is delivered to the
@@ -111,14 +141,18 @@ final class Intake: @unchecked Sendable {
     func append(notifications batch: inout [PushNotification], broadcasts: Bool = false) {
         guard !batch.isEmpty else { return }
         lock.withLock {
-            guard broadcasts else { return notifications.take(&batch) }
             var made: [BroadcastDelivery] = []
+            var refused: [Rejection] = []
             notifications.take(&batch) { numbered in
-                for notification in numbered where notification.format == .broadcast {
-                    channels.unlockedDeliveries(of: notification, into: &made)
+                if broadcasts {
+                    for notification in numbered where notification.format == .broadcast {
+                        channels.unlockedDeliveries(of: notification, into: &made)
+                    }
                 }
+                for stage in stages { stage.unlockedTake(&numbered, rejections: &refused) }
             }
             deliveries.take(&made)
+            rejections.take(&refused)
         }
         backPressure?()
     }
@@ -153,6 +187,7 @@ final class Intake: @unchecked Sendable {
             rejections.removeAll()
             deliveries.removeAll()
             channels.unlockedReset()
+            for stage in stages { stage.unlockedReset() }
             alongside()
         }
     }

@@ -100,6 +100,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// here, which slows that connection down instead of letting a backlog grow (the
         /// daemon's log does). Nil: never waits.
         package var eventBackPressure: (@Sendable () -> Void)?
+        /// How the push lint reports (default `.on`: findings on each notification;
+        /// `.strict` also records each error-level finding as a refusal).
+        public var lint: LintMode = .on
+        /// The most delivery-log entries the device model keeps per phone (default 1,000); the
+        /// oldest go first.
+        public var deviceLogLimit: Int = 1000
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -152,6 +158,26 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// Every refusal, popped or not, up to `retention`.
     public var rejectionHistory: History<Rejection> { intake.rejections.history }
 
+    /// The clock the device model reads: real time until a test sets or advances it.
+    public let clock: ServerClock
+    /// The apps a test described (categories, sounds, entitlements), by bundle ID, for the
+    /// push lint.
+    public let apps = AppCatalog()
+    /// The phones behind the front door.
+    let phones: DeviceModel
+
+    /// The phone with `token`, as the device model plays it: control it (online, power, apps)
+    /// and read what it got and shows. A phone no test described is online, awake, authorised
+    /// and idle, and gets every push at once.
+    public func device(_ token: DeviceToken) -> Phone { Phone(token: token, model: phones) }
+
+    /// The phones a test described or read, by token.
+    public var describedDevices: [DeviceToken] { phones.describedTokens.sorted { $0.hex < $1.hex } }
+
+    /// Every phone's steps of the push answered with this `apns-unique-id` (a broadcast's
+    /// reach every subscribed phone described), oldest first.
+    public func deliveryLog(uniqueID: String) -> [DeliveryLogEntry] { phones.log(uniqueID: uniqueID) }
+
     /// Where every session hands what it accepted or refused: the one stage that numbers,
     /// records, announces and queues notifications, rejections and broadcast deliveries.
     let intake: Intake
@@ -196,6 +222,18 @@ public final class FakeAPNsServer: @unchecked Sendable {
             broadcastBundleIDs: configuration.broadcastBundleIDs, announceAccepted: announceAccepted,
             announceRejected: announceRejected, announceChannel: announceChannel,
             backPressure: configuration.eventBackPressure)
+        let clock = ServerClock(reading: configuration.clock)
+        self.clock = clock
+        let notificationHistory = intake.notifications.history
+        var announceDeviceLog: (@Sendable ([DeliveryLogEntry]) -> Void)?
+        if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
+        let phones = DeviceModel(
+            lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit, retention: configuration.retention,
+            history: { notificationHistory.list() }, announce: announceDeviceLog)
+        self.phones = phones
+        intake.add(LintStage(apps: apps, mode: configuration.lint))
+        intake.add(phones)
+        clock.observe { [weak phones] now in phones?.advance(to: now) }
         self.policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
         self.budget = ConnectionBudget(
@@ -315,8 +353,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
     }
 
     /// Forgets every notification, rejection and broadcast delivery (queues and histories),
-    /// channel, fault rule, device and pending feedback tuple, and sets strict mode back to
-    /// the configuration's: the state of a server just started, for one server serving many
+    /// channel, fault rule, device, phone (the device model's), described app and pending
+    /// feedback tuple, gives the clock back to real time, and sets strict mode back to the
+    /// configuration's: the state of a server just started, for one server serving many
     /// tests. One step: whatever arrives meanwhile is wholly before it (and forgotten) or
     /// wholly after it (and kept), and a thread popping or reading the histories never sees
     /// part of it done. Sequence numbers go on from where they were.
@@ -328,6 +367,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             policy.reset(strict: strict)
             feedback.takePending()
         }
+        apps.removeAll()
+        clock.returnToRealTime()
     }
 
     /// Every listener started, with the lock held.

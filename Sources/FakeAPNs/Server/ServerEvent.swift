@@ -21,6 +21,9 @@ public enum ServerEvent: Sendable {
     case channelCreated(Channel)
     /// A broadcast channel was deleted.
     case channelDeleted(Channel)
+    /// Steps of pushes on their way to phones, in order, as the device model played them
+    /// (only for phones a test described; the others get every push at once).
+    case deviceLog([DeliveryLogEntry])
 }
 
 /// Which of a server's listeners.
