@@ -28,7 +28,9 @@ package enum PushLint {
         found += push.contentStateTooLarge()
         found += push.missingPushType()
         found += push.unknownSounds(in: app)
-        return found.enumerated().sorted { ($0.element.level, $0.offset) < ($1.element.level, $1.offset) }.map(\.element)
+        return found.enumerated()
+            .sorted { ($0.element.level, $0.offset) < ($1.element.level, $1.offset) }
+            .map(\.element)
     }
 
     /// The longest `content-state`, encoded, that a Live Activity takes (Apple: 4 KB).
