@@ -369,6 +369,14 @@ final class PushLintTests: XCTestCase {
         XCTAssertTrue(found.first?.message.hasPrefix("no apns-push-type;") == true)
     }
 
+    func testWithoutAPushTypeTheTopicsSuffixSaysWhatKindOfPushItIs() {
+        let voip = push(#"{"aps":{}}"#, pushType: nil, topic: Self.bundle + ".voip")
+        XCTAssertEqual(rules(voip), ["missing-push-type"], "a VoIP push shows nothing by design")
+        let live = push(#"{"aps":{"event":"update","content-state":{}}}"#, pushType: nil, topic: Self.bundle + ".push-type.liveactivity")
+        XCTAssertEqual(rules(live), ["live-activity-timestamp", "missing-push-type"])
+        XCTAssertEqual(rules(push(#"{"aps":{}}"#, pushType: nil)), ["renders-nothing", "missing-push-type"])
+    }
+
     func testABinaryPushABroadcastOrATypedPushIsNotMissingItsPushType() {
         XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi"}}"#, pushType: nil, format: .frame)), [])
         XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi"}}"#, pushType: nil, format: .simple)), [])
