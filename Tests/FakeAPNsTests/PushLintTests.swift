@@ -263,6 +263,18 @@ final class PushLintTests: XCTestCase {
         XCTAssertEqual(rules(critical, app: AppBundle(entitlements: [.timeSensitive])), ["interruption-level-without-entitlement"])
     }
 
+    func testACriticalSoundWithoutTheCriticalAlertsEntitlementIsAWarning() {
+        let app = AppBundle(entitlements: [.timeSensitive])
+        let found = findings(push(#"{"aps":{"alert":"Hi","sound":{"critical":1,"name":"default","volume":1}}}"#), app: app)
+        XCTAssertEqual(found.map(\.rule), [.interruptionLevelWithoutEntitlement])
+        XCTAssertTrue(found.first?.message.hasPrefix("sound critical 1 without the app's critical-alerts entitlement") == true)
+        let both = push(#"{"aps":{"alert":"Hi","interruption-level":"critical","sound":{"critical":1,"name":"default"}}}"#)
+        XCTAssertEqual(findings(both, app: app).count, 1, "one finding for one critical alert")
+        let entitled = AppBundle(entitlements: [.criticalAlerts])
+        XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi","sound":{"critical":1,"name":"default"}}}"#), app: entitled), [])
+        XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi","sound":{"critical":0,"name":"default"}}}"#), app: app), [])
+    }
+
     func testAnEntitledPassiveOrUndescribedLevelIsNotWithoutEntitlement() {
         let entitled = AppBundle(entitlements: [.timeSensitive, .criticalAlerts])
         for level in ["time-sensitive", "critical"] {

@@ -188,19 +188,30 @@ private struct LintedPush {
     }
 
     func interruptionLevelWithoutEntitlement(in app: AppBundle?) -> [LintFinding] {
-        guard let entitlements = app?.entitlements, let level = aps.interruptionLevel else { return [] }
-        let needed: AppBundle.Entitlement
-        switch level {
-        case .timeSensitive: needed = .timeSensitive
-        case .critical: needed = .criticalAlerts
-        default: return []
+        guard let entitlements = app?.entitlements else { return [] }
+        let level = aps.interruptionLevel
+        let needed: AppBundle.Entitlement? =
+            switch level {
+            case .timeSensitive: .timeSensitive
+            case .critical: .criticalAlerts
+            default: nil
+            }
+        if let level, let needed, !entitlements.contains(needed) {
+            return [
+                LintFinding(
+                    .interruptionLevelWithoutEntitlement,
+                    "interruption-level \(quoted(level.rawValue)) without the app's \(needed.rawValue) entitlement;"
+                        + " the phone presents it as active")
+            ]
         }
-        guard !entitlements.contains(needed) else { return [] }
+        // A critical sound is a critical alert too, whatever the interruption level says.
+        let criticalSound = aps.sound?.critical == true || aps.alert?.sound?.critical == true
+        guard criticalSound, level != .critical, !entitlements.contains(.criticalAlerts) else { return [] }
         return [
             LintFinding(
                 .interruptionLevelWithoutEntitlement,
-                "interruption-level \(quoted(level.rawValue)) without the app's \(needed.rawValue) entitlement; the"
-                    + " phone presents it as active")
+                "sound critical 1 without the app's critical-alerts entitlement; the phone plays an ordinary sound,"
+                    + " which the mute switch silences")
         ]
     }
 
