@@ -423,6 +423,19 @@ final class RequestValidatorTests: XCTestCase {
         }
     }
 
+    func testLiveActivityPushToATopicWithoutItsSuffixIsDeviceTokenNotForTopic() {
+        for topic in ["com.example.app", "com.example.app.push-type.widgets", ".push-type.liveactivity"] {
+            let headers: [(name: String, value: String)] = [("apns-push-type", "liveactivity"), ("apns-topic", topic)]
+            assertRejected(validate(request(headers: headers), topics: .token), .deviceTokenNotForTopic, status: 400)
+        }
+        let headers: [(name: String, value: String)] = [
+            ("apns-push-type", "liveactivity"), ("apns-topic", "com.example.app.push-type.liveactivity"),
+        ]
+        guard case .accepted = validate(request(headers: headers), topics: .token) else {
+            return XCTFail("a Live Activity push to its own topic is accepted")
+        }
+    }
+
     func testAlertPushTypeToAnotherTypesTopicIsRejectedWithInvalidPushType() {
         for topic in ["com.example.app.voip", "com.example.app.complication", "com.example.app.push-type.widgets"] {
             for pushType in ["alert", "background"] {

@@ -131,7 +131,7 @@ struct ValidatedRequest: Sendable {
 /// 11. The topic is allowed by the ``TopicAuthority``, else `MissingTopic` or
 ///     `TopicDisallowed`.
 /// 12. The topic's suffix agrees with the push type (when both are known), else
-///     `InvalidPushType`.
+///     `InvalidPushType` (`DeviceTokenNotForTopic` for a `liveactivity` push).
 /// 13. The body is not empty, else `PayloadEmpty`.
 /// 14. The body fits the limit, else 413 `PayloadTooLarge`.
 ///
@@ -312,8 +312,12 @@ struct RequestValidator: Sendable {
         if let pushType, let topic, let problem = Self.suffixDisagreement(pushType: pushType, topic: topic) {
             // Apple documents no reason for a topic whose suffix contradicts the push type;
             // InvalidPushType, with a detail naming both, is the mapping the transport's
-            // integrator accepted.
-            return .rejected(.invalidPushType, detail: problem, deviceToken: deviceToken)
+            // integrator accepted. A Live Activity push to a topic without
+            // `.push-type.liveactivity` is answered DeviceTokenNotForTopic instead, the reason
+            // the device-delivery notes choose (a guess: Apple names none): the token is the
+            // activity's, and the topic is not its app's Live Activity topic.
+            let reason: APNsReason = pushType == .liveactivity ? .deviceTokenNotForTopic : .invalidPushType
+            return .rejected(reason, detail: problem, deviceToken: deviceToken)
         }
 
         // 13-14: the body.
