@@ -187,6 +187,20 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(rejection.cause, .registry)
     }
 
+    func testAnUnregistrationReportedAfterADelayIsAnswered200UntilTheServersClockReachesIt() throws {
+        server.clock.set(to: Date(timeIntervalSince1970: 1_800_000_000))
+        server.devices.unregister(Fixtures.token, at: server.clock.currentDate, reportedAfter: .seconds(3600))
+        let client = try server.connectHTTP2()
+        XCTAssertEqual(try client.send(.push()).status, 200, "APNs answers 200 for a while after an uninstall")
+        server.clock.advance(by: .seconds(3599))
+        XCTAssertEqual(try client.send(.push()).status, 200)
+        server.clock.advance(by: .seconds(1))
+        let response = try client.send(.push())
+        XCTAssertEqual(response.status, 410)
+        XCTAssertEqual(response.json?["timestamp"]?.intValue, 1_800_000_000_000, "the uninstall's time, not the 410's")
+        XCTAssertEqual(server.notifications.count, 2)
+    }
+
     func testRegistryRefusalsUseTheirReasons() throws {
         server.devices.register(Fixtures.token, topic: "com.example.other")
         server.devices.register(Fixtures.otherToken, environment: .production)

@@ -24,6 +24,11 @@ public final class DeviceRegistry: @unchecked Sendable {
         public internal(set) var environment: PushEnvironment?
         /// When the app was uninstalled from the device; nil while it is installed.
         public internal(set) var unregisteredAt: Date?
+        /// From when notifications to it are refused as unregistered (410 `Unregistered`,
+        /// the binary gateway's silence): `unregisteredAt` plus the delay the test chose
+        /// (``DeviceRegistry/unregister(_:at:reportedAfter:)``); until then they are answered
+        /// 200 and the phone discards them. Nil while it is installed.
+        public internal(set) var refusedFrom: Date?
 
         /// The token, then the topic, environment and unregistration date when set.
         public var description: String {
@@ -31,6 +36,9 @@ public final class DeviceRegistry: @unchecked Sendable {
             if let topic { text += " topic \(topic)" }
             if let environment { text += " \(environment)" }
             if let unregisteredAt { text += " unregistered at \(Int(unregisteredAt.timeIntervalSince1970))" }
+            if let refusedFrom, refusedFrom != unregisteredAt {
+                text += ", refused from \(Int(refusedFrom.timeIntervalSince1970))"
+            }
             return text
         }
     }
@@ -58,8 +66,14 @@ public final class DeviceRegistry: @unchecked Sendable {
     private var order: [DeviceToken] = []
     private var strict: Bool
     private let feedback: FeedbackService
+    /// The server's clock, which says when a delayed unregistration starts being refused.
+    private let clock: @Sendable () -> Date
 
-    init(strict: Bool, feedback: FeedbackService, lock: ConditionLock, activity: PolicyActivity) {
+    init(
+        strict: Bool, feedback: FeedbackService, lock: ConditionLock, activity: PolicyActivity,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.clock = clock
         self.strict = strict
         self.feedback = feedback
         self.lock = lock
@@ -94,18 +108,36 @@ public final class DeviceRegistry: @unchecked Sendable {
     }
 
     /// Marks the app as uninstalled from the device at `date`: the token appears once on the
-    /// feedback service with that timestamp, and notifications to it are dropped. A token the
-    /// registry did not hold is registered first.
-    public func unregister(_ token: DeviceToken, at date: Date = Date()) {
+    /// feedback service with that timestamp, and notifications to it are refused as
+    /// unregistered (HTTP/2 410 `Unregistered` with that timestamp; the binary gateway drops
+    /// them). A token the registry did not hold is registered first.
+    ///
+    /// APNs starts answering 410 only after a delay it keeps unpredictable on purpose, and
+    /// answers 200 meanwhile. `reportedAfter` plays that: until the server's clock
+    /// (``FakeAPNsServer/clock``) reaches `date + reportedAfter`, notifications are accepted
+    /// and the phone's delivery log says `Discarded - Token Unregistered`.
+    ///
+    /// ```swift
+    /// server.devices.unregister(token, at: server.clock.currentDate, reportedAfter: .seconds(3600))
+    /// // 200 for an hour of the server's clock, then 410 Unregistered
+    /// ```
+    public func unregister(_ token: DeviceToken, at date: Date = Date(), reportedAfter delay: Duration = .zero) {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         lock.withLock {
             if entries[token] == nil {
                 order.append(token)
                 entries[token] = Device(token: token)
             }
             entries[token]?.unregisteredAt = date
+            entries[token]?.refusedFrom = date.addingTimeInterval(max(0, seconds))
             changed()
         }
         feedback.add(token, at: date)
+    }
+
+    /// Whether the app behind `token` is uninstalled (refused or not yet).
+    package func isUninstalled(_ token: DeviceToken) -> Bool {
+        lock.withLock { entries[token]?.unregisteredAt != nil }
     }
 
     /// Forgets a device.
@@ -151,6 +183,7 @@ public final class DeviceRegistry: @unchecked Sendable {
             return .otherTopic("the token belongs to \(expected), not to \(topic)")
         }
         if let gone = device.unregisteredAt {
+            if let from = device.refusedFrom, from > gone, clock() < from { return .accept }
             return .unregistered(gone)
         }
         return .accept

@@ -34,9 +34,12 @@ final class Policy: Sendable {
         case stopped
     }
 
-    init(strict: Bool, environment: PushEnvironment, feedback: FeedbackService) {
+    init(
+        strict: Bool, environment: PushEnvironment, feedback: FeedbackService,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         faults = FaultRules(lock: lock, activity: activity)
-        devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity)
+        devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity, clock: clock)
         self.environment = environment
     }
 

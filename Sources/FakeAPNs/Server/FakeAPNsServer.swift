@@ -235,7 +235,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
         intake.add(phones)
         clock.observe { [weak phones] now in phones?.advance(to: now) }
         self.policy = Policy(
-            strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback)
+            strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback,
+            clock: { clock.currentDate })
         self.budget = ConnectionBudget(
             perListener: configuration.maximumConnectionsPerListener, total: configuration.maximumConnections,
             reservedDescriptors: configuration.reservedDescriptors)
