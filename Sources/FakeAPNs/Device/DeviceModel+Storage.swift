@@ -71,7 +71,7 @@ extension DeviceModel {
         }
         makeRoom(on: phone, keeping: nil, channel: channel, at: now)
         phone.channelSlots[channel] = StoredPush(
-            notification: notification, reason: .storedDeviceOffline, until: until, channelID: channel)
+            notification: notification, reason: .storedDeviceOffline, expiresAt: until, channelID: channel)
         note(.storedDeviceOffline, notification, on: phone, at: now, channelID: channel)
     }
 
@@ -108,7 +108,7 @@ extension DeviceModel {
         note(reason, notification, on: phone, at: now)
         guard var old = phone.slots[key] else {
             makeRoom(on: phone, keeping: key, channel: nil, at: now)
-            phone.slots[key] = StoredPush(notification: notification, reason: reason, until: until)
+            phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until)
             return
         }
         find(.offlineBurst, "the phone already stores \(Self.name(of: old.notification)) for \(key ?? "this app"); it keeps one push per app")
@@ -120,7 +120,7 @@ extension DeviceModel {
         }
         if keepNew {
             note(.overwritten, old.notification, on: phone, at: now, detail: "overwritten by \(Self.name(of: notification))")
-            phone.slots[key] = StoredPush(notification: notification, reason: reason, until: until, offered: old.offered)
+            phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until, offered: old.offered)
         } else {
             note(.overwritten, notification, on: phone, at: now,
                 detail: "the seeded storage choice kept \(Self.name(of: old.notification))")
@@ -135,7 +135,7 @@ extension DeviceModel {
         guard taken >= PhoneState.Bounds.storageSlots else { return }
         let detail = "the phone stores pushes for at most \(PhoneState.Bounds.storageSlots) topics and channels: the oldest is dropped"
         let oldestSlot = phone.slots.min { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }
-        let oldestChannel = phone.channelSlots.min { $0.value.until < $1.value.until }
+        let oldestChannel = phone.channelSlots.min { $0.value.expiresAt < $1.value.expiresAt }
         if let oldestSlot, oldestChannel == nil || channel == nil {
             phone.slots[oldestSlot.key] = nil
             note(.overwritten, oldestSlot.value.notification, on: phone, at: now, detail: detail)
@@ -194,8 +194,8 @@ extension DeviceModel {
             guard let date, next == nil || date < next!.at else { return }
             next = (date, event())
         }
-        for (key, stored) in phone.slots { consider(stored.until, .slotExpires(key)) }
-        for (channel, stored) in phone.channelSlots { consider(stored.until, .channelSlotExpires(channel)) }
+        for (key, stored) in phone.slots { consider(stored.expiresAt, .slotExpires(key)) }
+        for (channel, stored) in phone.channelSlots { consider(stored.expiresAt, .channelSlotExpires(channel)) }
         for (bundle, held) in phone.held where held.byBudget {
             consider(budgetRefill(for: bundle, on: phone), .budgetRefills(bundle))
         }

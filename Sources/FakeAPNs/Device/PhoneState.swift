@@ -63,7 +63,7 @@ struct StoredPush {
     /// `Stored - Device Offline` or `Stored - Power Considerations`.
     var reason: DeliveryStatus
     /// When it expires ("Discarded - Expired").
-    var until: Date
+    var expiresAt: Date
     /// A broadcast's channel.
     var channelID: String?
     /// How many pushes were offered to the slot while it was full (for the seeded choice).
