@@ -132,6 +132,8 @@ extension DeviceModel {
             let hourAgo = now.addingTimeInterval(-3600)
             activity.budgeted.removeAll { $0 <= hourAgo }
             activity.budgeted.append(now)
+            let kept = max(1, phone.settings.liveActivityUpdatesPerHour)
+            if activity.budgeted.count > kept { activity.budgeted.removeFirst(activity.budgeted.count - kept) }
         }
         if activity.shown.state == .stale { activity.shown.state = .active }
         if update.event == "end" {

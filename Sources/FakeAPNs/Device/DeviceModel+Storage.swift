@@ -160,7 +160,11 @@ extension DeviceModel {
             } else if app.authorization == .denied, !Self.isBackground(notification) {
                 phone.slots[key] = nil
                 note(.discardedDisabledFromStorage, notification, on: phone, at: now)
-            } else if storageReason(notification, phone.settings) == nil {
+            } else if let reason = storageReason(notification, phone.settings) {
+                guard reason != stored.reason else { continue }
+                phone.slots[key]?.reason = reason
+                note(reason, notification, on: phone, at: now)
+            } else {
                 phone.slots[key] = nil
                 arrive(notification, on: phone, at: now, fromStorage: true)
             }

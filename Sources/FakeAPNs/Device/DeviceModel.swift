@@ -146,7 +146,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     }
 
     package func log(of token: DeviceToken) -> [DeliveryLogEntry] {
-        withPhone(token) { phone, _ in phone.log }
+        withPhone(token) { phone, _ in Array(phone.log.items) }
     }
 
     /// Every phone's steps of the push with this `apns-unique-id` (a broadcast's reach many).
@@ -155,7 +155,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         return lock.withLock {
             unlockedAdvance(to: clock.currentDate)
             flushPlayed()
-            return phones.values.flatMap { $0.log.filter { $0.uniqueID?.lowercased() == wanted } }
+            return phones.values.flatMap { $0.log.items.filter { $0.uniqueID?.lowercased() == wanted } }
                 .sorted { ($0.at, $0.sequenceNumber) < ($1.at, $1.sequenceNumber) }
         }
     }
@@ -197,7 +197,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     private func describe(_ token: DeviceToken) -> PhoneState {
         let capacity = min(retention ?? logLimit, logLimit)
         let phone = PhoneState(
-            token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity))
+            token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity), logLimit: logLimit)
         phones[token] = phone
         for notification in history() {
             phone.replayedThrough = max(phone.replayedThrough, notification.sequenceNumber)
@@ -235,8 +235,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
             uniqueID: notification.uniqueID, sequenceNumber: notification.sequenceNumber,
             channelID: channelID ?? notification.channelID, detail: detail)
         dueIsStale = true
-        phone.log.append(entry)
-        if phone.log.count > logLimit { phone.log.removeFirst(phone.log.count - logLimit) }
+        phone.log.append(contentsOf: [entry])
         played.append(entry)
     }
 
