@@ -68,8 +68,9 @@ extension DeviceModel {
         if let old = phone.channelSlots[channel] {
             note(.overwritten, old.notification, on: phone, at: now, channelID: channel,
                 detail: "overwritten by \(Self.name(of: notification))")
+        } else {
+            makeRoom(on: phone, forChannel: true, at: now)
         }
-        makeRoom(on: phone, keeping: nil, channel: channel, at: now)
         phone.channelSlots[channel] = StoredPush(
             notification: notification, reason: .storedDeviceOffline, expiresAt: until, channelID: channel)
         note(.storedDeviceOffline, notification, on: phone, at: now, channelID: channel)
@@ -107,7 +108,7 @@ extension DeviceModel {
         let key = notification.topic
         note(reason, notification, on: phone, at: now)
         guard var old = phone.slots[key] else {
-            makeRoom(on: phone, keeping: key, channel: nil, at: now)
+            makeRoom(on: phone, forChannel: false, at: now)
             phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until)
             return
         }
@@ -129,14 +130,15 @@ extension DeviceModel {
     }
 
     /// Drops the oldest slot's push when the phone already stores pushes for the most slots
-    /// and a new slot is about to be taken.
-    private func makeRoom(on phone: PhoneState, keeping key: String?, channel: String?, at now: Date) {
+    /// and a new slot (a topic's, or a channel's) is about to be taken: the oldest of the same
+    /// kind when there is one.
+    private func makeRoom(on phone: PhoneState, forChannel: Bool, at now: Date) {
         let taken = phone.slots.count + phone.channelSlots.count
         guard taken >= PhoneState.Bounds.storageSlots else { return }
         let detail = "the phone stores pushes for at most \(PhoneState.Bounds.storageSlots) topics and channels: the oldest is dropped"
         let oldestSlot = phone.slots.min { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }
         let oldestChannel = phone.channelSlots.min { $0.value.expiresAt < $1.value.expiresAt }
-        if let oldestSlot, oldestChannel == nil || channel == nil {
+        if let oldestSlot, oldestChannel == nil || !forChannel {
             phone.slots[oldestSlot.key] = nil
             note(.overwritten, oldestSlot.value.notification, on: phone, at: now, detail: detail)
         } else if let oldestChannel {
