@@ -40,8 +40,9 @@ extension DeviceModel {
         let category = aps.category
         let identifier = notification.collapseID ?? notification.apnsID ?? "#\(notification.sequenceNumber)"
         var replaced: [String] = []
-        if let index = phone.screen.notificationCenter.firstIndex(where: { $0.identifier == identifier }) {
-            let old = phone.screen.notificationCenter.remove(at: index)
+        if phone.centreIdentifiers.contains(identifier),
+            let old = phone.centre.removeFirst(where: { $0.identifier == identifier })
+        {
             replaced = old.replaced + [old.apnsID].compactMap { $0 }
             presented = presented && phone.settings.replacementPresentsAgain
         }
@@ -52,10 +53,10 @@ extension DeviceModel {
             interruptionLevel: level, presented: presented,
             serviceExtensionRan: aps.mutableContent && (alert.title != nil || alert.subtitle != nil || alert.body != nil),
             replaced: replaced, deliveredAt: now)
-        phone.screen.notificationCenter.insert(entry, at: 0)
-        if phone.screen.notificationCenter.count > PhoneState.Bounds.notificationCenter {
-            phone.screen.notificationCenter.removeLast(
-                phone.screen.notificationCenter.count - PhoneState.Bounds.notificationCenter)
+        if phone.centre.count >= PhoneState.Bounds.notificationCenter, let oldest = phone.centre.items.first {
+            phone.centreIdentifiers.remove(oldest.identifier)
         }
+        phone.centre.append(contentsOf: [entry])
+        phone.centreIdentifiers.insert(identifier)
     }
 }

@@ -39,8 +39,12 @@ final class PhoneState {
     /// The Live Activities, by `ActivityKey`.
     var activities: [String: ActivityState] = [:]
     var activitiesMade: UInt64 = 0
-    /// The notification centre, badges and wakes (Live Activities are added when read).
+    /// The badges and wakes (the notification centre and Live Activities are added when read).
     var screen = Screen()
+    /// The notification centre, oldest first (shown newest first).
+    var centre = BoundedQueue<NotificationCenterEntry>(capacity: Bounds.notificationCenter)
+    /// The identifiers in the notification centre: a push with a new one looks for no entry.
+    var centreIdentifiers: Set<String> = []
     /// The generator of the seeded storage choice, made when the first choice is due.
     var generator: StorageGenerator?
 
@@ -50,9 +54,11 @@ final class PhoneState {
         log = BoundedQueue(capacity: logLimit)
     }
 
-    /// What the phone shows now, its Live Activities oldest first.
+    /// What the phone shows now: its notification centre newest first, its Live Activities
+    /// oldest first.
     var currentScreen: Screen {
         var shown = screen
+        shown.notificationCenter = centre.items.reversed()
         shown.liveActivities = activities.values.sorted { $0.made < $1.made }.map(\.shown)
         return shown
     }
