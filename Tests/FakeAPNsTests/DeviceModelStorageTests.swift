@@ -107,6 +107,15 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
         XCTAssertEqual(statuses(five), [.received, .deliveredToDevice], "only priority 1 waits for waking")
         phone.update { $0.isAwake = true }
         XCTAssertEqual(statuses(asleep), [.received, .storedPowerConsiderations, .deliveredFromStorage])
+
+        phone.update { $0.isOnline = false; $0.isPowerRestricted = true }
+        let returned = try send(#"{"aps":{"alert":"returned"}}"#, priority: 5)
+        phone.update { $0.isOnline = true }
+        XCTAssertEqual(
+            statuses(returned), [.received, .storedDeviceOffline, .storedPowerConsiderations],
+            "back online, still held for power")
+        phone.releaseBursts()
+        XCTAssertEqual(statuses(returned).last, .deliveredFromStorage)
     }
 
     func testDisabledAndUninstalledAppsDiscardTheirPushes() throws {
