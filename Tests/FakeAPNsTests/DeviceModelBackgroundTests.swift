@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+
 @testable import FakeAPNs
 
 /// Background pushes: the budgets, the held push, Low Power Mode, Background App Refresh,
@@ -22,7 +23,10 @@ final class DeviceModelBackgroundTests: DeviceModelTestCase {
     }
 
     func testADailyBudgetCountsEveryApp() throws {
-        phone.update { $0.backgroundPushesPerDay = 2; $0.backgroundPushesPerHour = 10 }
+        phone.update {
+            $0.backgroundPushesPerDay = 2
+            $0.backgroundPushesPerHour = 10
+        }
         try sendBackground()
         try sendBackground(topic: "com.example.other")
         let third = try sendBackground(topic: "com.example.third")
@@ -35,7 +39,10 @@ final class DeviceModelBackgroundTests: DeviceModelTestCase {
         let held = try sendBackground()
         XCTAssertEqual(statuses(held), [.received, .throttled])
         XCTAssertTrue(phone.log(apnsID: held).last?.detail?.contains("Low Power Mode") == true)
-        phone.update { $0.isLowPowerMode = false; $0.backgroundAppRefresh = false }
+        phone.update {
+            $0.isLowPowerMode = false
+            $0.backgroundAppRefresh = false
+        }
         XCTAssertEqual(statuses(held), [.received, .throttled], "Background App Refresh off holds it still")
         phone.update { $0.backgroundAppRefresh = true }
         XCTAssertEqual(statuses(held), [.received, .throttled, .deliveredToDevice])
@@ -62,7 +69,10 @@ final class DeviceModelBackgroundTests: DeviceModelTestCase {
     }
 
     func testADebuggerLiftsTheBudget() throws {
-        phone.update { $0.backgroundPushesPerHour = 1; $0.isDebuggerAttached = true }
+        phone.update {
+            $0.backgroundPushesPerHour = 1
+            $0.isDebuggerAttached = true
+        }
         for _ in 0..<3 { try sendBackground() }
         XCTAssertEqual(phone.screen.wakes.count, 3)
     }

@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+
 @testable import FakeAPNs
 
 /// Live Activity pushes and broadcasts: timestamps, the priority 10 budget, the states the
@@ -108,8 +109,9 @@ final class DeviceModelLiveActivityTests: DeviceModelTestCase {
             try server.channels.subscribe([Self.token, Self.otherToken], to: channel.id)
         }
         let payload = Array(#"{"aps":{"event":"update","timestamp":\#(now),"content-state":{"score":"3-1"}}}"#.utf8)
-        let response = try client.send(.broadcast(
-            bundleID: Self.topic, channelID: stored.id, payload: payload, expiration: now + 3600))
+        let response = try client.send(
+            .broadcast(
+                bundleID: Self.topic, channelID: stored.id, payload: payload, expiration: now + 3600))
         XCTAssertEqual(response.status, 200)
         let uniqueID = try XCTUnwrap(response.header("apns-unique-id"))
         XCTAssertEqual(phone.log.map(\.status), [.received, .deliveredToDevice])
@@ -119,7 +121,8 @@ final class DeviceModelLiveActivityTests: DeviceModelTestCase {
         XCTAssertEqual(away.log.map(\.status), [.received, .storedDeviceOffline])
         XCTAssertEqual(server.deliveryLog(uniqueID: uniqueID).count, 4, "one unique id, two phones")
 
-        let dropped = try client.send(.broadcast(bundleID: Self.topic, channelID: unstored.id, payload: payload, expiration: 0))
+        let dropped = try client.send(
+            .broadcast(bundleID: Self.topic, channelID: unstored.id, payload: payload, expiration: 0))
         XCTAssertEqual(dropped.status, 200)
         XCTAssertEqual(away.log.last?.status, .discardedExpired)
         XCTAssertEqual(away.log.last?.detail, "the channel stores no message")
@@ -136,8 +139,9 @@ final class DeviceModelLiveActivityTests: DeviceModelTestCase {
         phone.update { $0.isOnline = false }
         try server.channels.subscribe(Self.token, to: channel.id)
         let payload = Array(#"{"aps":{"event":"update","timestamp":\#(now),"content-state":{}}}"#.utf8)
-        let response = try client.send(.broadcast(
-            bundleID: Self.topic, channelID: channel.id, payload: payload, expiration: now + 24 * 3600))
+        let response = try client.send(
+            .broadcast(
+                bundleID: Self.topic, channelID: channel.id, payload: payload, expiration: now + 24 * 3600))
         XCTAssertEqual(response.status, 200)
         server.clock.advance(by: .seconds(8 * 3600 + 1))
         XCTAssertEqual(phone.log.map(\.status), [.received, .storedDeviceOffline, .discardedExpired])

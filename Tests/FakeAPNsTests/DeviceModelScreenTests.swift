@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+
 @testable import FakeAPNs
 
 /// What a delivered push shows: collapse, badges, presentation, the app's bundle.
@@ -41,7 +42,10 @@ final class DeviceModelScreenTests: DeviceModelTestCase {
         XCTAssertFalse(entry.presented)
         XCTAssertNil(entry.sound)
 
-        phone.update { $0[app: Self.topic] = AppSettings(); $0[app: Self.topic].state = .foreground }
+        phone.update {
+            $0[app: Self.topic] = AppSettings()
+            $0[app: Self.topic].state = .foreground
+        }
         try send(#"{"aps":{"alert":"unseen","badge":9}}"#)
         XCTAssertEqual(phone.screen.notificationCenter.count, 1, "a foreground app that asks for nothing shows nothing")
         XCTAssertNil(phone.screen.badges[Self.topic])
@@ -67,7 +71,8 @@ final class DeviceModelScreenTests: DeviceModelTestCase {
         entry = try XCTUnwrap(phone.screen.notificationCenter.first)
         XCTAssertTrue(entry.showsActions)
         XCTAssertEqual(entry.sound, "chime.caf")
-        let body = #"{"aps":{"alert":"unknown","category":"OTHER","sound":{"name":"x.caf"},"interruption-level":"critical"}}"#
+        let body =
+            #"{"aps":{"alert":"unknown","category":"OTHER","sound":{"name":"x.caf"},"interruption-level":"critical"}}"#
         try send(body)
         entry = try XCTUnwrap(phone.screen.notificationCenter.first)
         XCTAssertFalse(entry.showsActions)

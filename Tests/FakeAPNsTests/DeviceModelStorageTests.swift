@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+
 @testable import FakeAPNs
 
 /// Store-and-forward, expiry, priorities, disabled and uninstalled apps.
@@ -29,7 +30,10 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
     func testTheSeededStorageChoiceIsTheSameForTheSameSeed() throws {
         func kept(seed: UInt64, token: DeviceToken) throws -> Int {
             let phone = server.device(token)
-            phone.update { $0.isOnline = false; $0.storage = .seededRandom(seed) }
+            phone.update {
+                $0.isOnline = false
+                $0.storage = .seededRandom(seed)
+            }
             let sent = try (0..<5).map { try send(#"{"aps":{"alert":"n\#($0)"}}"#, to: token) }
             phone.update { $0.isOnline = true }
             let delivered = try phone.deliveries.pop(timeout: .seconds(2)).notification.apnsID
@@ -38,7 +42,8 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
         var choices: [Int] = []
         for seed in UInt64(0)..<6 {
             let first = try kept(seed: seed, token: DeviceToken(bytes: [UInt8](repeating: UInt8(seed + 1), count: 32)))
-            let again = try kept(seed: seed, token: DeviceToken(bytes: [UInt8](repeating: UInt8(seed + 0x40), count: 32)))
+            let again = try kept(
+                seed: seed, token: DeviceToken(bytes: [UInt8](repeating: UInt8(seed + 0x40), count: 32)))
             XCTAssertEqual(first, again, "seed \(seed)")
             choices.append(first)
         }
@@ -59,7 +64,8 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(5), "30 days in no time")
         let expired = try XCTUnwrap(phone.log(apnsID: month).last)
         let accepted = try XCTUnwrap(phone.log(apnsID: month).first)
-        XCTAssertEqual(expired.at.timeIntervalSince(accepted.at), 30 * 24 * 3600, accuracy: 1, "stamped at its due instant")
+        XCTAssertEqual(
+            expired.at.timeIntervalSince(accepted.at), 30 * 24 * 3600, accuracy: 1, "stamped at its due instant")
         phone.update { $0.isOnline = true }
         XCTAssertThrowsError(try phone.deliveries.pop(timeout: .milliseconds(50)))
     }
@@ -108,7 +114,10 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
         phone.update { $0.isAwake = true }
         XCTAssertEqual(statuses(asleep), [.received, .storedPowerConsiderations, .deliveredFromStorage])
 
-        phone.update { $0.isOnline = false; $0.isPowerRestricted = true }
+        phone.update {
+            $0.isOnline = false
+            $0.isPowerRestricted = true
+        }
         let returned = try send(#"{"aps":{"alert":"returned"}}"#, priority: 5)
         phone.update { $0.isOnline = true }
         XCTAssertEqual(
@@ -122,12 +131,18 @@ final class DeviceModelStorageTests: DeviceModelTestCase {
         phone.update { $0[app: Self.topic].authorization = .denied }
         let disabled = try send(#"{"aps":{"alert":"off"}}"#)
         XCTAssertEqual(statuses(disabled), [.received, .discardedDisabled])
-        phone.update { $0[app: Self.topic].authorization = .authorized; $0.isOnline = false }
+        phone.update {
+            $0[app: Self.topic].authorization = .authorized
+            $0.isOnline = false
+        }
         let stored = try send(#"{"aps":{"alert":"stored"}}"#)
         phone.update { $0[app: Self.topic].authorization = .denied }
         XCTAssertEqual(statuses(stored), [.received, .storedDeviceOffline, .discardedDisabledFromStorage])
 
-        phone.update { $0[app: Self.topic].authorization = .authorized; $0[app: Self.topic].isInstalled = false }
+        phone.update {
+            $0[app: Self.topic].authorization = .authorized
+            $0[app: Self.topic].isInstalled = false
+        }
         let removed = try send(#"{"aps":{"alert":"removed"}}"#)
         XCTAssertEqual(statuses(removed), [.received, .discardedTokenUnregistered])
         phone.update { $0[app: Self.topic].isInstalled = true }

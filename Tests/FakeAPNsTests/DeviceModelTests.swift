@@ -1,6 +1,7 @@
 import FakeAPNsTestSupport
 import Foundation
 import XCTest
+
 @testable import FakeAPNs
 
 /// What every device model test needs: a server, an HTTP/2 client, a phone, and sends that
@@ -44,10 +45,12 @@ class DeviceModelTestCase: XCTestCase {
         priority: Int? = nil, expiration: Int? = nil, collapseID: String? = nil, file: StaticString = #filePath,
         line: UInt = #line
     ) throws -> String {
-        let response = try client.send(.init(
-            token: token, payload: Array(json.utf8), topic: topic, pushType: pushType, priority: priority,
-            expiration: expiration, collapseID: collapseID))
-        XCTAssertEqual(response.status, 200, "\(String(decoding: response.body, as: UTF8.self))", file: file, line: line)
+        let response = try client.send(
+            .init(
+                token: token, payload: Array(json.utf8), topic: topic, pushType: pushType, priority: priority,
+                expiration: expiration, collapseID: collapseID))
+        XCTAssertEqual(
+            response.status, 200, "\(String(decoding: response.body, as: UTF8.self))", file: file, line: line)
         return try XCTUnwrap(response.apnsID, file: file, line: line)
     }
 
@@ -97,7 +100,8 @@ final class DeviceModelTests: DeviceModelTestCase {
         XCTAssertEqual(phone.log.count, 4, "read twice, played once")
         XCTAssertEqual(phone.screen.notificationCenter.map(\.body), ["two", "one"])
         XCTAssertEqual(phone.screen.badges, [Self.topic: 2])
-        XCTAssertEqual(try phone.deliveries.pop(count: 2, timeout: .seconds(2)).map(\.notification.apnsID), [first, second])
+        XCTAssertEqual(
+            try phone.deliveries.pop(count: 2, timeout: .seconds(2)).map(\.notification.apnsID), [first, second])
 
         let third = try send(#"{"aps":{"alert":"three"}}"#)
         XCTAssertEqual(statuses(third), [.received, .deliveredToDevice], "the stage plays it once, not the replay")
@@ -165,9 +169,10 @@ final class DeviceModelClockTests: DeviceModelTestCase {
         let sender = try fixture.binaryClient()
         let expiration = UInt32(now + 3600)
         for identifier in UInt32(1)...2 {
-            try sender.send(BinaryEncoder.enhanced(
-                identifier: identifier, expiration: expiration, token: Self.token,
-                payload: Array(#"{"aps":{"alert":"binary \#(identifier)"}}"#.utf8)))
+            try sender.send(
+                BinaryEncoder.enhanced(
+                    identifier: identifier, expiration: expiration, token: Self.token,
+                    payload: Array(#"{"aps":{"alert":"binary \#(identifier)"}}"#.utf8)))
         }
         let sent = try server.notifications.pop(count: 2, timeout: .seconds(5))
         let first = phone.log.filter { $0.sequenceNumber == sent[0].sequenceNumber }.map(\.status)

@@ -17,7 +17,9 @@ extension DeviceModel {
     ) {
         let delivered: DeliveryStatus = fromStorage ? .deliveredFromStorage : .deliveredToDevice
         if notification.pushType == .liveactivity {
-            guard let update = admitActivityUpdate(notification, on: phone, at: now, channelID: channelID, replaying: replaying)
+            guard
+                let update = admitActivityUpdate(
+                    notification, on: phone, at: now, channelID: channelID, replaying: replaying)
             else { return }
             reach(notification, status: delivered, on: phone, at: now, fromStorage: fromStorage, channelID: channelID)
             apply(update, notification, on: phone, at: now)
@@ -43,9 +45,10 @@ extension DeviceModel {
         fromStorage: Bool, channelID: String?, detail: String? = nil
     ) {
         note(status, notification, on: phone, at: now, channelID: channelID, detail: detail)
-        phone.deliveries.append(DeviceDelivery(
-            notification: notification, deviceToken: phone.token, deliveredAt: now, fromStorage: fromStorage,
-            channelID: channelID))
+        phone.deliveries.append(
+            DeviceDelivery(
+                notification: notification, deviceToken: phone.token, deliveredAt: now, fromStorage: fromStorage,
+                channelID: channelID))
     }
 
     /// A background push: `apns-push-type: background`, or `content-available: 1` with no
@@ -90,7 +93,9 @@ extension DeviceModel {
         }
         note(.throttled, notification, on: phone, at: now, detail: "held: \(why.0)")
         if let old = phone.held[bundle] {
-            note(.overwritten, old.notification, on: phone, at: now, detail: "overwritten by \(Self.name(of: notification))")
+            note(
+                .overwritten, old.notification, on: phone, at: now,
+                detail: "overwritten by \(Self.name(of: notification))")
         }
         phone.held[bundle] = HeldPush(notification: notification, reason: why.0, byBudget: why.byBudget)
     }
@@ -114,7 +119,9 @@ extension DeviceModel {
 
     /// Delivers a held background push and wakes its app.
     func wake(_ notification: PushNotification, on phone: PhoneState, at now: Date, detail: String) {
-        reach(notification, status: .deliveredToDevice, on: phone, at: now, fromStorage: false, channelID: nil, detail: detail)
+        reach(
+            notification, status: .deliveredToDevice, on: phone, at: now, fromStorage: false, channelID: nil,
+            detail: detail)
         recordWake(notification, bundle: AppBundle.bundleID(of: notification.topic ?? ""), on: phone, at: now)
     }
 

@@ -53,8 +53,13 @@ extension DeviceModel {
             let hourAgo = now.addingTimeInterval(-3600)
             if activity.budgeted.filter({ $0 > hourAgo }).count >= settings.liveActivityUpdatesPerHour {
                 let budget = settings.liveActivityUpdatesPerHour
-                find(.liveActivityBudget, "over the budget of \(budget) priority 10 updates per hour; use priority 5 for updates that can wait")
-                note(.throttled, notification, on: phone, at: now, channelID: channelID,
+                find(
+                    .liveActivityBudget,
+                    "over the budget of \(budget) priority 10 updates per hour; "
+                        + "use priority 5 for updates that can wait"
+                )
+                note(
+                    .throttled, notification, on: phone, at: now, channelID: channelID,
                     detail: "dropped: over \(budget) priority 10 updates per hour")
                 return nil
             }
@@ -69,7 +74,9 @@ extension DeviceModel {
         var activity = phone.activities[update.key] ?? makeActivity(update, notification, on: phone, at: now)
         if update.event == "start" { activity = makeActivity(update, notification, on: phone, at: now) }
         if let state = aps.contentState { activity.shown.contentState = state.serialized(sortedKeys: true) }
-        if let timestamp = aps.timestamp { activity.shown.timestamp = Date(timeIntervalSince1970: TimeInterval(timestamp)) }
+        if let timestamp = aps.timestamp {
+            activity.shown.timestamp = Date(timeIntervalSince1970: TimeInterval(timestamp))
+        }
         if let stale = aps.staleDate { activity.shown.staleDate = Date(timeIntervalSince1970: TimeInterval(stale)) }
         if let dismissal = aps.dismissalDate {
             activity.shown.dismissalDate = Date(timeIntervalSince1970: TimeInterval(dismissal))

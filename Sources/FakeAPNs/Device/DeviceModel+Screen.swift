@@ -51,7 +51,8 @@ extension DeviceModel {
             body: body, threadID: aps.threadID, category: category,
             showsActions: category.map { described?.categories?.contains($0) ?? true } ?? false, sound: sound,
             interruptionLevel: level, presented: presented,
-            serviceExtensionRan: aps.mutableContent && (alert.title != nil || alert.subtitle != nil || alert.body != nil),
+            serviceExtensionRan: aps.mutableContent
+                && (alert.title != nil || alert.subtitle != nil || alert.body != nil),
             replaced: replaced, deliveredAt: now)
         if phone.centre.count >= PhoneState.Bounds.notificationCenter, let oldest = phone.centre.items.first {
             phone.centreIdentifiers.remove(oldest.identifier)

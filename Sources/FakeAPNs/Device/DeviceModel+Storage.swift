@@ -39,7 +39,8 @@ extension DeviceModel {
         if Self.isOneAttempt(notification, at: now) {
             let grace = Self.seconds(phone.settings.expirationGrace)
             guard grace > 0 else {
-                let detail = "apns-expiration \(notification.expiration ?? 0): one attempt, and the phone was unreachable"
+                let detail =
+                    "apns-expiration \(notification.expiration ?? 0): one attempt, and the phone was unreachable"
                 note(.discardedExpired, notification, on: phone, at: now, detail: detail)
                 return
             }
@@ -59,14 +60,16 @@ extension DeviceModel {
             return
         }
         guard notification.expiration != 0 else {
-            note(.discardedExpired, notification, on: phone, at: now, channelID: channel,
+            note(
+                .discardedExpired, notification, on: phone, at: now, channelID: channel,
                 detail: "the channel stores no message")
             return
         }
         var until = now.addingTimeInterval(ChannelRegistry.storedMessageLifetime)
         if let expiry = notification.expirationDate, expiry < until { until = expiry }
         if let old = phone.channelSlots[channel] {
-            note(.overwritten, old.notification, on: phone, at: now, channelID: channel,
+            note(
+                .overwritten, old.notification, on: phone, at: now, channelID: channel,
                 detail: "overwritten by \(Self.name(of: notification))")
         } else {
             makeRoom(on: phone, forChannel: true, at: now)
@@ -112,7 +115,11 @@ extension DeviceModel {
             phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until)
             return
         }
-        find(.offlineBurst, "the phone already stores \(Self.name(of: old.notification)) for \(key ?? "this app"); it keeps one push per app")
+        find(
+            .offlineBurst,
+            "the phone already stores \(Self.name(of: old.notification)) for \(key ?? "this app"); "
+                + "it keeps one push per app"
+        )
         old.offered += 1
         var keepNew = true
         if case .seededRandom(let seed) = phone.settings.storage {
@@ -120,10 +127,14 @@ extension DeviceModel {
             keepNew = phone.generator!.next() % UInt64(old.offered) == 0
         }
         if keepNew {
-            note(.overwritten, old.notification, on: phone, at: now, detail: "overwritten by \(Self.name(of: notification))")
-            phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until, offered: old.offered)
+            note(
+                .overwritten, old.notification, on: phone, at: now,
+                detail: "overwritten by \(Self.name(of: notification))")
+            phone.slots[key] = StoredPush(
+                notification: notification, reason: reason, expiresAt: until, offered: old.offered)
         } else {
-            note(.overwritten, notification, on: phone, at: now,
+            note(
+                .overwritten, notification, on: phone, at: now,
                 detail: "the seeded storage choice kept \(Self.name(of: old.notification))")
             phone.slots[key] = old
         }
@@ -135,7 +146,9 @@ extension DeviceModel {
     private func makeRoom(on phone: PhoneState, forChannel: Bool, at now: Date) {
         let taken = phone.slots.count + phone.channelSlots.count
         guard taken >= PhoneState.Bounds.storageSlots else { return }
-        let detail = "the phone stores pushes for at most \(PhoneState.Bounds.storageSlots) topics and channels: the oldest is dropped"
+        let detail =
+            "the phone stores pushes for at most \(PhoneState.Bounds.storageSlots) topics and channels: "
+            + "the oldest is dropped"
         let oldestSlot = phone.slots.min { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }
         let oldestChannel = phone.channelSlots.min { $0.value.expiresAt < $1.value.expiresAt }
         if let oldestSlot, oldestChannel == nil || !forChannel {
@@ -143,7 +156,8 @@ extension DeviceModel {
             note(.overwritten, oldestSlot.value.notification, on: phone, at: now, detail: detail)
         } else if let oldestChannel {
             phone.channelSlots[oldestChannel.key] = nil
-            note(.overwritten, oldestChannel.value.notification, on: phone, at: now, channelID: oldestChannel.key,
+            note(
+                .overwritten, oldestChannel.value.notification, on: phone, at: now, channelID: oldestChannel.key,
                 detail: detail)
         }
     }
@@ -153,7 +167,9 @@ extension DeviceModel {
     /// After a change of the phone: discards what it no longer takes, delivers what it now
     /// takes, in the order the pushes were sent, and releases held background pushes.
     func settle(_ phone: PhoneState, at now: Date) {
-        for (key, stored) in phone.slots.sorted(by: { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }) {
+        for (key, stored) in phone.slots.sorted(by: {
+            $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber
+        }) {
             let notification = stored.notification
             let app = phone.settings[app: notification.topic ?? ""]
             if !app.isInstalled {
@@ -184,7 +200,9 @@ extension DeviceModel {
     /// online.
     func releaseBursts(of phone: PhoneState, at now: Date) {
         guard phone.settings.isOnline else { return }
-        for (key, stored) in phone.slots.sorted(by: { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber })
+        for (key, stored) in phone.slots.sorted(by: {
+            $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber
+        })
         where stored.reason == .storedPowerConsiderations {
             phone.slots[key] = nil
             arrive(stored.notification, on: phone, at: now, fromStorage: true)
