@@ -78,7 +78,7 @@ enum Curl {
                 .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
         }
         let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        let reason = body.isEmpty ? nil : (try? JSONParser.parse(Array(body.utf8)))?["reason"]?.stringValue
+        let reason = body.isEmpty ? nil : (try? JSONValue(parsing: body))?["reason"]?.stringValue
         return WireAnswer(status: status, reason: reason, apnsID: header("apns-id"), apnsUniqueID: header("apns-unique-id"))
     }
 }
