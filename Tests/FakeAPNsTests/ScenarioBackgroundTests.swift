@@ -7,16 +7,7 @@ import FakeAPNs
 /// the budget the phone holds the newest and discards the older, force-quit discards the held
 /// one, launching the app delivers it, and the next hour's budget releases it. Low Power Mode
 /// holds them too. Sent with python3-h2 and curl.
-final class ScenarioBackgroundTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-        server.clock.set(to: Scenario.now)
-    }
-
+final class ScenarioBackgroundTests: ScenarioTestCase {
     private func background() -> WirePush {
         WirePush.device(Scenario.token, Scenario.background, pushType: "background", priority: 5)
     }

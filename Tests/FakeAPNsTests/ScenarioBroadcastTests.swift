@@ -6,16 +6,8 @@ import FakeAPNs
 /// A broadcast to a channel reaches an offline subscribed phone as the channel's storage
 /// policy says: policy 1 keeps the most recent message and delivers it when the phone comes
 /// back; policy 0 keeps nothing. Sent with curl and python3-h2.
-final class ScenarioBroadcastTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
+final class ScenarioBroadcastTests: ScenarioTestCase {
     private let update = #"{"aps":{"event":"update","timestamp":1800000000,"content-state":{"score":"2-1"}}}"#
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-        server.clock.set(to: Scenario.now)
-    }
 
     func testPolicyOneIsStoredForAnOfflinePhoneAndDeliveredOnItsReturn() throws {
         let channel = try server.channels.create(bundleID: Scenario.bundle, storagePolicy: .mostRecentMessage)

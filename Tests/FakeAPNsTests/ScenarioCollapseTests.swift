@@ -6,15 +6,7 @@ import FakeAPNs
 /// What the notification centre shows once pushes are applied: a push with the same
 /// `apns-collapse-id` replaces the entry, and a badge is an absolute number that 0 clears.
 /// Sent with curl and python3-h2.
-final class ScenarioCollapseTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-    }
-
+final class ScenarioCollapseTests: ScenarioTestCase {
     func testTheSameCollapseIDReplacesTheEntry() throws {
         let first = WirePush.device(Scenario.token, Scenario.alert("1-0"), collapseID: "match-42")
         let second = WirePush.device(Scenario.token, Scenario.alert("2-0"), collapseID: "match-42")

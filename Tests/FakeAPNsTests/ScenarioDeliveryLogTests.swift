@@ -7,15 +7,7 @@ import FakeAPNs
 /// notifications are off is "Discarded - Disabled", to an app that is gone "Discarded - Token
 /// Unregistered", both answered 200. A sandbox push's answer carries `apns-unique-id`, the key
 /// to its log; a production push's does not. Sent with curl and python3-h2.
-final class ScenarioDeliveryLogTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-    }
-
+final class ScenarioDeliveryLogTests: ScenarioTestCase {
     func testNotificationsTurnedOffAreDiscardedDisabled() throws {
         phone.update { $0[app: Scenario.bundle].authorization = .denied }
         let push = WirePush.device(Scenario.token, Scenario.alert("Flash sale"))

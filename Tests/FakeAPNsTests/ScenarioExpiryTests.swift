@@ -5,16 +5,8 @@ import FakeAPNs
 
 /// A stored push lives until its `apns-expiration` or for 30 days, whichever comes first. The
 /// test moves the server's clock instead of waiting. Sent with python3-h2 and curl.
-final class ScenarioExpiryTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
+final class ScenarioExpiryTests: ScenarioTestCase {
     private let day = 24 * 3600
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-        server.clock.set(to: Scenario.now)
-    }
 
     func testAStoredPushIsDiscardedAtItsExpiration() throws {
         phone.update { $0.isOnline = false }

@@ -6,16 +6,8 @@ import FakeAPNs
 /// Live Activity pushes: an update whose `timestamp` is not after the last one applied is
 /// ignored, so is anything after the activity ended; priority 10 updates spend an hourly
 /// budget (15 by default) and priority 5 ones do not. Sent with curl and python3-h2.
-final class ScenarioLiveActivityTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
+final class ScenarioLiveActivityTests: ScenarioTestCase {
     private let t0 = Int(Scenario.now.timeIntervalSince1970)
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-        server.clock.set(to: Scenario.now)
-    }
 
     private func liveActivity(_ aps: String, priority: Int = 10) -> WirePush {
         WirePush.device(

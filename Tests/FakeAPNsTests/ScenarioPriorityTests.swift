@@ -6,15 +6,7 @@ import FakeAPNs
 /// `apns-priority`: 10 goes at once; 5 waits for the phone's power considerations (held under
 /// power restrictions until the system sends a burst); 1 never wakes a sleeping phone. Sent
 /// with curl and python3-h2.
-final class ScenarioPriorityTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-    }
-
+final class ScenarioPriorityTests: ScenarioTestCase {
     func testPriorityFiveIsHeldUnderPowerRestrictionsUntilABurst() throws {
         phone.update { $0.isPowerRestricted = true }
         let deferred = WirePush.device(Scenario.token, Scenario.alert("Weekly digest"), priority: 5)

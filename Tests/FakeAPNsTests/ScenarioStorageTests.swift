@@ -6,15 +6,7 @@ import FakeAPNs
 /// A phone that is offline when its pushes come: APNs stores one push per app, the newest in
 /// most cases, and gives it to the phone when it comes back; `apns-expiration` 0, or a date in
 /// the past, means no storage at all. Sent with curl and python3-h2.
-final class ScenarioStorageTests: XCTestCase {
-    private let fixture = ServerFixture()
-    private var server: FakeAPNsServer { fixture.server }
-    private var phone: Phone { server.device(Scenario.token) }
-
-    override func setUpWithError() throws {
-        try fixture.start(for: self)
-    }
-
+final class ScenarioStorageTests: ScenarioTestCase {
     func testAnOfflinePhoneGetsOnlyTheNewestOfThreePushes() throws {
         phone.update { $0.isOnline = false }
         let pushes = (1...3).map { WirePush.device(Scenario.token, Scenario.alert("Score \($0)")) }

@@ -125,3 +125,16 @@ enum Scenario {
     /// A background push's body (`content-available: 1` only, the data beside `aps`).
     static let background = #"{"aps":{"content-available":1},"sync":true}"#
 }
+
+/// A scenario: a server of its own for each test, its clock set to ``Scenario/now`` so that
+/// every date the test reasons about is fixed, and the phone the pushes go to.
+class ScenarioTestCase: XCTestCase {
+    let fixture = ServerFixture()
+    var server: FakeAPNsServer { fixture.server }
+    var phone: Phone { server.device(Scenario.token) }
+
+    override func setUpWithError() throws {
+        try fixture.start(for: self)
+        server.clock.set(to: Scenario.now)
+    }
+}
