@@ -127,7 +127,8 @@ enum Scenario {
 }
 
 /// A scenario: a server of its own for each test, its clock set to ``Scenario/now`` so that
-/// every date the test reasons about is fixed, and the phone the pushes go to.
+/// every date the test reasons about is fixed, and the phone the pushes go to, described
+/// before the first push (a phone no test has touched yet gets every push at once).
 class ScenarioTestCase: XCTestCase {
     let fixture = ServerFixture()
     var server: FakeAPNsServer { fixture.server }
@@ -136,5 +137,6 @@ class ScenarioTestCase: XCTestCase {
     override func setUpWithError() throws {
         try fixture.start(for: self)
         server.clock.set(to: Scenario.now)
+        phone.update { _ in }
     }
 }
