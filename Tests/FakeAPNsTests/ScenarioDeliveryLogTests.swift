@@ -26,6 +26,19 @@ final class ScenarioDeliveryLogTests: ScenarioTestCase {
         XCTAssertTrue(phone.deliveries.isEmpty)
     }
 
+    func testAnUninstallReportedAfterADelayIsAnswered200AndDiscardedThen410() throws {
+        server.devices.unregister(Scenario.token, at: server.clock.currentDate, reportedAfter: .seconds(6 * 3600))
+        let early = WirePush.device(Scenario.token, Scenario.alert("Still there?"))
+        XCTAssertEqual(try Curl.send(early, to: server).status, 200, "APNs answers 200 until it reports the uninstall")
+        XCTAssertEqual(phone.log(apnsID: early.apnsID!).map(\.status), [.received, .discardedTokenUnregistered])
+        server.clock.advance(by: .seconds(6 * 3600))
+        let late = WirePush.device(Scenario.token, Scenario.alert("Hello?"))
+        let answer = try PythonH2.send(late, to: server)
+        XCTAssertEqual(answer.status, 410)
+        XCTAssertEqual(phone.log(apnsID: late.apnsID!), [], "a refused push never reaches the phone")
+        XCTAssertTrue(phone.deliveries.isEmpty)
+    }
+
     func testASandboxPushIsAnsweredAUniqueIDThatFindsItsLog() throws {
         phone.update { $0.isOnline = false }
         let push = WirePush.device(Scenario.token, Scenario.alert("Your code is 381204"))

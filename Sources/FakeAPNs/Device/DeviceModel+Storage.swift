@@ -24,8 +24,9 @@ extension DeviceModel {
     func play(_ notification: PushNotification, on phone: PhoneState, at now: Date) {
         note(.received, notification, on: phone, at: now)
         let app = phone.settings[app: notification.topic ?? ""]
-        if !app.isInstalled {
-            note(.discardedTokenUnregistered, notification, on: phone, at: now)
+        if !app.isInstalled || isUninstalled?(phone.token) == true {
+            let detail = app.isInstalled ? "the device registry has the app uninstalled" : nil
+            note(.discardedTokenUnregistered, notification, on: phone, at: now, detail: detail)
             return
         }
         if app.authorization == .denied, !Self.isBackground(notification) {

@@ -22,6 +22,9 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// The apps a test described: categories, sounds and entitlements shape the screen.
     let apps: AppCatalog?
     private let strictLint: Bool
+    /// Whether the device registry says the token's app was uninstalled (reported or not
+    /// yet): the phone discards what APNs still accepts for it.
+    let isUninstalled: (@Sendable (DeviceToken) -> Bool)?
     // Protected by `lock`:
     private var phones: [DeviceToken: PhoneState] = [:]
     /// The entries played since the last announcement, announced in order at the end of each
@@ -42,8 +45,9 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     package init(
         lock: ConditionLock, clock: ServerClock, logLimit: Int, retention: Int?,
         history: @escaping () -> [PushNotification], announce: (@Sendable ([DeliveryLogEntry]) -> Void)?,
-        apps: AppCatalog? = nil, strictLint: Bool = false
+        apps: AppCatalog? = nil, strictLint: Bool = false, isUninstalled: (@Sendable (DeviceToken) -> Bool)? = nil
     ) {
+        self.isUninstalled = isUninstalled
         self.lock = lock
         self.clock = clock
         self.logLimit = max(1, logLimit)

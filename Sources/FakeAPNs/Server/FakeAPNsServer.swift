@@ -227,17 +227,19 @@ public final class FakeAPNsServer: @unchecked Sendable {
         let notificationHistory = intake.notifications.history
         var announceDeviceLog: (@Sendable ([DeliveryLogEntry]) -> Void)?
         if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
+        let policy = Policy(
+            strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback,
+            clock: { clock.currentDate })
+        self.policy = policy
+        let registry = policy.devices
         let phones = DeviceModel(
             lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit, retention: configuration.retention,
             history: { notificationHistory.list() }, announce: announceDeviceLog, apps: apps,
-            strictLint: configuration.lint == .strict)
+            strictLint: configuration.lint == .strict, isUninstalled: { registry.isUninstalled($0) })
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)
         clock.observe { [weak phones] now in phones?.advance(to: now) }
-        self.policy = Policy(
-            strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback,
-            clock: { clock.currentDate })
         self.budget = ConnectionBudget(
             perListener: configuration.maximumConnectionsPerListener, total: configuration.maximumConnections,
             reservedDescriptors: configuration.reservedDescriptors)
