@@ -203,9 +203,12 @@ enum PhoneJSON {
     static let counts: [(name: String, path: any WritableKeyPath<DeviceSettings, Int> & Sendable)] = [
         ("backgroundPushesPerHour", \.backgroundPushesPerHour), ("liveActivityUpdatesPerHour", \.liveActivityUpdatesPerHour),
     ]
-    /// Every member of a settings object.
-    static let settingKeys = switches.map(\.name) + counts.map(\.name)
-        + ["backgroundPushesPerDay", "storage", "expirationGrace", "apps"]
+    /// Every member of a settings object, in the order it is written.
+    static let settingKeys = [
+        "online", "powerRestricted", "awake", "lowPowerMode", "backgroundAppRefresh", "debuggerAttached",
+        "backgroundPushesPerHour", "backgroundPushesPerDay", "liveActivityUpdatesPerHour", "frequentLiveActivityUpdates",
+        "storage", "expirationGrace", "replacementPresentsAgain", "apps",
+    ]
     /// Every member of an app's settings object.
     static let appSettingKeys = ["installed", "authorization", "state", "foregroundPresentation"]
     /// Every member of an app's bundle object.
@@ -265,7 +268,8 @@ enum PhoneJSON {
                 ])))
             }))),
         ]
-        return .object(JSONObject(members))
+        let order = Dictionary(uniqueKeysWithValues: settingKeys.enumerated().map { ($1, $0) })
+        return .object(JSONObject(members.sorted { order[$0.key, default: 0] < order[$1.key, default: 0] }))
     }
 
     /// `{"entries":[…]}`
