@@ -139,7 +139,7 @@ final class NotificationLogLineTests: XCTestCase {
                         let tree = notification.jsonObject
                         let parsed = try JSONValue(parsing: line)
                         let names = ["sequence", "token"] + payloadNames + ["identifier", "expiration", "priority", "format"]
-                            + kind.names + ["receivedAt", "connection", "peer", "transport"] + certificateNames
+                            + kind.names + ["lint", "receivedAt", "connection", "peer", "transport"] + certificateNames
                         let context = "\(kind.format) \(kind.names) \(transport) \(certificateNames) \(payloadNames)"
                         XCTAssertEqual(tree.objectValue.map { Array($0.keys) }, names, context)
                         XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names, context)
@@ -185,7 +185,10 @@ final class NotificationLogLineTests: XCTestCase {
     func testLinesAreByteForByteWhatTheDaemonHasAlwaysLogged() {
         let fixtures = Self.fixtures()
         for (index, expected) in Self.expectedLines {
-            XCTAssertEqual(fixtures[index].jsonLine(event: "notification"), expected, "fixture \(index)")
+            // The lines as they were, with the push lint's findings before receivedAt.
+            let lint = #","lint":"# + PhoneJSON.lint(fixtures[index].lintFindings).serialized()
+            let withLint = expected.replacingOccurrences(of: #","receivedAt":"#, with: lint + #","receivedAt":"#)
+            XCTAssertEqual(fixtures[index].jsonLine(event: "notification"), withLint, "fixture \(index)")
         }
     }
 
