@@ -191,6 +191,21 @@ final class ControlAPIPhoneTests: XCTestCase {
                        "the overwritten pushes never arrive")
     }
 
+    func testDeliveriesNextWaitsForThePushToReachThePhone() throws {
+        let port = fixture.http.port
+        let path = "/api/v1/devices/\(alice.hex)/deliveries/next?timeout=10"
+        let waiter = inBackground { try curl(port: port, "GET", path, maxTime: 20) }
+        XCTAssertTrue(eventually { self.daemon.server.device(self.alice).deliveries.waitingCount == 1 })
+        XCTAssertEqual(try push(to: alice, #"{"aps":{"alert":"awaited"}}"#, headers: ["apns-push-type": "alert"]).status, 200)
+        let answer = try waiter.pop(timeout: .seconds(15)).get()
+        XCTAssertEqual(answer.status, 200, answer.body)
+        let delivery = try JSONValue(parsing: answer.body)
+        XCTAssertEqual(delivery["fromStorage"], false)
+        XCTAssertEqual(delivery["notification"]?["payload"]?["aps"]?["alert"], "awaited")
+        XCTAssertEqual(delivery["channel"], .null)
+        XCTAssertNotNil(delivery["deliveredAt"]?.stringValue)
+    }
+
     func testTheScreenShowsOneEntryAfterACollapse() throws {
         let first = "44444444-4444-4444-4444-444444444444"
         let second = "55555555-5555-5555-5555-555555555555"
