@@ -153,9 +153,16 @@ final class DeviceLogEventTests: XCTestCase {
             deviceToken: token, payload: Payload(#"{"aps":{"alert":"Hi"}}"#), identifier: 1, expiration: 0,
             format: .enhanced, connection: ConnectionInfo(id: 1, peer: "127.0.0.1:5000", tlsVersion: "TLSv1.3"),
             receivedAt: Date(timeIntervalSince1970: 1_700_000_000))
-        let line = try JSONValue(parsing: notification.jsonLine(event: "notification"))
-        XCTAssertEqual(line["lint"], PhoneJSON.lint(notification.lintFindings))
-        XCTAssertEqual(notification.jsonObject["lint"], line["lint"], "the control API writes the same member")
+        // Binary: no push type. The control API judges it when asked; the log line carries only
+        // what the intake judged (an app described, or strict mode).
+        XCTAssertEqual(notification.jsonObject["lint"], PhoneJSON.lint(notification.lintFindings))
+        XCTAssertNil(try JSONValue(parsing: notification.jsonLine(event: "notification"))["lint"])
+        var judged = notification
+        judged.judgedLintFindings = [LintFinding(.unknownSound, "judged")]
+        let line = try JSONValue(parsing: judged.jsonLine(event: "notification"))
+        XCTAssertEqual(line["lint"]?[0]?["message"], "judged")
+        XCTAssertEqual(line.objectValue?.map(\.key).firstIndex(of: "lint"), line.objectValue?.map(\.key).firstIndex(of: "receivedAt").map { $0 - 1 })
+        XCTAssertEqual(judged.jsonObject["lint"], line["lint"], "the control API writes the same member")
         let finding = LintFinding(.unknownSound, #"sound "chime.caf" is not in the app"#)
         XCTAssertEqual(PhoneJSON.lint([finding]), [[
             "rule": "unknown-sound", "level": "warning", "message": #"sound "chime.caf" is not in the app"#,
