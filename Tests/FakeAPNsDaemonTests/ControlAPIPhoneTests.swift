@@ -270,6 +270,8 @@ final class ControlAPIPhoneTests: XCTestCase {
         XCTAssertNotNil(finding["message"]?.stringValue)
         XCTAssertNotNil(finding["source"]?.stringValue)
         XCTAssertEqual(try control("GET", "/api/v1/notifications").json["notifications"]?[0]?["lint"], .array(lint))
+        let metrics = try curl(port: fixture.http.port, "GET", "/metrics").body
+        XCTAssertTrue(metrics.contains(#"fakeapns_lint_findings_total{rule="unregistered-category",level="warning"} 1"#), metrics)
     }
 
     func testStrictLintRecordsARejectionWithCauseLintWhileTheClientGets200() throws {
