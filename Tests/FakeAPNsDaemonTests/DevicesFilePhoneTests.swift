@@ -163,6 +163,9 @@ final class DeviceLogEventTests: XCTestCase {
         XCTAssertEqual(line["lint"]?[0]?["message"], "judged")
         XCTAssertEqual(line.objectValue?.map(\.key).firstIndex(of: "lint"), line.objectValue?.map(\.key).firstIndex(of: "receivedAt").map { $0 - 1 })
         XCTAssertEqual(judged.jsonObject["lint"], line["lint"], "the control API writes the same member")
+        let text = EventLog.textLines(.accepted([notification, judged]))
+        XCTAssertFalse(text[0].contains(" lint "), text[0])
+        XCTAssertTrue(text[1].contains(" lint warning unknown-sound payload "), text[1])
         let finding = LintFinding(.unknownSound, #"sound "chime.caf" is not in the app"#)
         XCTAssertEqual(PhoneJSON.lint([finding]), [[
             "rule": "unknown-sound", "level": "warning", "message": #"sound "chime.caf" is not in the app"#,
