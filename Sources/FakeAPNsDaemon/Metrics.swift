@@ -15,6 +15,10 @@ public final class Metrics: Sendable {
         var feedbackTuples = 0
         var channelsCreated = 0
         var channelsDeleted = 0
+        /// Keyed by the delivery status's words.
+        var deviceLogEntries: [String: Int] = [:]
+        /// Keyed by the labels, `rule="…",level="…"`.
+        var lintFindings: [String: Int] = [:]
     }
 
     private let counts = Locked(Counts())
@@ -26,7 +30,13 @@ public final class Metrics: Sendable {
         counts.withLock { counts in
             switch event {
             case .accepted(let batch):
-                for notification in batch { counts.accepted[Self.formatIndex(notification.format)] += 1 }
+                for notification in batch {
+                    counts.accepted[Self.formatIndex(notification.format)] += 1
+                    // Only what the intake judged, as the log: judging here would parse every payload.
+                    for finding in notification.judgedLintFindings ?? [] {
+                        counts.lintFindings["rule=\"\(finding.rule.id)\",level=\"\(finding.level)\"", default: 0] += 1
+                    }
+                }
             case .rejected(let rejection):
                 counts.rejected[rejection.reason, default: 0] += 1
             case .connectionOpened(_, let listener):
@@ -45,8 +55,8 @@ public final class Metrics: Sendable {
                 counts.channelsCreated += 1
             case .channelDeleted:
                 counts.channelsDeleted += 1
-            case .deviceLog:
-                break
+            case .deviceLog(let entries):
+                for entry in entries { counts.deviceLogEntries[entry.status.rawValue, default: 0] += 1 }
             }
         }
     }
@@ -94,6 +104,12 @@ public final class Metrics: Sendable {
         family("fakeapns_broadcast_deliveries_total", "counter",
                "Deliveries of a broadcast to a subscribed device, stored messages included.",
                [("", Int(server.channels.deliveryCount))])
+        family("fakeapns_device_log_entries_total", "counter",
+               "Steps of pushes on their way to phones (the device model's delivery log), by status.",
+               labelled("status", counts.deviceLogEntries))
+        family("fakeapns_lint_findings_total", "counter",
+               "Push lint findings on notifications judged as they came (an app described, or --lint strict), by rule and level.",
+               counts.lintFindings.sorted { $0.key < $1.key })
         family("fakeapns_queue_depth", "gauge", "Items waiting in the queues the API's next endpoints pop.",
                [("queue=\"notifications\"", server.notifications.count), ("queue=\"rejections\"", server.rejections.count)])
         family("fakeapns_stored", "gauge", "Items kept in the histories the API lists.",

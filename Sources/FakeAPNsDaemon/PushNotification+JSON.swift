@@ -35,6 +35,9 @@ protocol NotificationRecordWriter {
     mutating func http2(_ fields: PushNotification.HTTP2Fields)
     /// The connection's members, the record's last: ``PushNotification/writeConnection(_:to:)``.
     mutating func connection(_ connection: ConnectionInfo)
+    /// The push lint's findings: ``PushNotification/writeLint(_:to:)`` with
+    /// ``PushNotification/lintFindings`` (judged now when the intake did not).
+    mutating func lint(of notification: PushNotification)
 }
 
 extension NotificationRecordWriter {
@@ -49,6 +52,10 @@ extension NotificationRecordWriter {
     mutating func connection(_ connection: ConnectionInfo) {
         PushNotification.writeConnection(connection, to: &self)
     }
+
+    mutating func lint(of notification: PushNotification) {
+        PushNotification.writeLint(notification.lintFindings, to: &self)
+    }
 }
 
 // MARK: - The schema
@@ -58,12 +65,15 @@ extension PushNotification {
     ///
     /// ```json
     /// {"sequence":1,"token":"fe15…","payload":{"aps":{"alert":"Hi"}},"identifier":7,
-    ///  "expiration":0,"priority":10,"format":"enhanced","receivedAt":"2026-11-29T13:05:09.123456Z",
-    ///  "connection":1,"peer":"127.0.0.1:53122","transport":"tls"}
+    ///  "expiration":0,"priority":10,"format":"enhanced","lint":[],
+    ///  "receivedAt":"2026-11-29T13:05:09.123456Z","connection":1,"peer":"127.0.0.1:53122","transport":"tls"}
     /// ```
     ///
     /// An HTTP/2 request's members come after `format`; a client certificate's after
-    /// `transport`. A payload that is not valid JSON appears as `"payload":null` with
+    /// `transport`. `lint` holds the push lint's findings
+    /// (`[{"rule":"background-priority-10","level":"error","message":"…","source":"…"}]`); the
+    /// log line has it only for a push the intake judged (an app described, or `--lint
+    /// strict`): judging every push as it is logged would cost the log most of its speed. A payload that is not valid JSON appears as `"payload":null` with
     /// `payloadText` (or `payloadBase64` when it is not UTF-8) and `payloadError`.
     func writeRecord(to record: inout some NotificationRecordWriter) {
         record.integer("sequence", Int(sequenceNumber))
@@ -74,6 +84,7 @@ extension PushNotification {
         record.integer("priority", priority.rawValue)
         record.keyword("format", format.rawValue)
         if let http2 { record.http2(http2) }
+        record.lint(of: self)
         record.timestamp("receivedAt", receivedAt)
         record.connection(connection)
     }
@@ -112,6 +123,11 @@ extension PushNotification {
             record.string("requestID", http2.requestID)
             record.string("uniqueID", http2.uniqueID)
         }
+    }
+
+    /// The push lint's findings, errors first.
+    static func writeLint(_ findings: [LintFinding], to record: inout some NotificationRecordWriter) {
+        record.json("lint", PhoneJSON.lint(findings))
     }
 
     /// The connection that carried the notification, and its client certificate.

@@ -166,6 +166,12 @@ private struct LinePreparation: NotificationRecordWriter {
         }
         count += connectionMembers.bytes.count
     }
+
+    /// Only findings the intake judged: judging each push here would parse every payload the
+    /// writer otherwise copies unparsed.
+    mutating func lint(of notification: PushNotification) {
+        if let findings = notification.judgedLintFindings { PushNotification.writeLint(findings, to: &self) }
+    }
 }
 
 /// The second pass over a line: a write position in memory sized for the whole line, which
@@ -289,5 +295,9 @@ private struct LineCursor: NotificationRecordWriter {
 
     mutating func connection(_ connection: ConnectionInfo) {
         write(parts.connectionMembers)
+    }
+
+    mutating func lint(of notification: PushNotification) {
+        if notification.judgedLintFindings != nil { copySegment() }
     }
 }

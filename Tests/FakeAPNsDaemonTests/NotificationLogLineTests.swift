@@ -139,17 +139,23 @@ final class NotificationLogLineTests: XCTestCase {
                         let tree = notification.jsonObject
                         let parsed = try JSONValue(parsing: line)
                         let names = ["sequence", "token"] + payloadNames + ["identifier", "expiration", "priority", "format"]
-                            + kind.names + ["receivedAt", "connection", "peer", "transport"] + certificateNames
+                            + kind.names + ["lint", "receivedAt", "connection", "peer", "transport"] + certificateNames
                         let context = "\(kind.format) \(kind.names) \(transport) \(certificateNames) \(payloadNames)"
                         XCTAssertEqual(tree.objectValue.map { Array($0.keys) }, names, context)
-                        XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names, context)
-                        var expected = tree.objectValue.map { Array($0) } ?? []
+                        // The line has the lint's findings only when the intake judged them.
+                        let judged = (checked % 2 == 0) ? [LintFinding(.missingPushType, "no \"apns-push-type\"")] : nil
+                        notification.judgedLintFindings = judged
+                        let judgedLine = try JSONValue(parsing: notification.jsonLine(event: "notification"))
+                        XCTAssertEqual(judgedLine["lint"], judged.map(PhoneJSON.lint), context)
+                        XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names.filter { $0 != "lint" }, context)
+                        var expected = tree.objectValue.map { Array($0) }?.filter { $0.key != "lint" } ?? []
                         expected.insert((key: "event", value: "notification"), at: 0)
                         XCTAssertEqual(parsed, .object(JSONObject(expected)), context)
                         XCTAssertEqual(parsed["transport"]?.stringValue, transport.rawValue, context)
                         XCTAssertEqual(parsed["format"]?.stringValue, kind.format.rawValue, context)
                         if canonical {
-                            XCTAssertEqual(line, #"{"event":"notification","# + tree.serialized().dropFirst(), context)
+                            let unlinted = JSONValue.object(JSONObject(Array(expected.dropFirst())))
+                            XCTAssertEqual(line, #"{"event":"notification","# + unlinted.serialized().dropFirst(), context)
                         }
                         checked += 1
                     }
