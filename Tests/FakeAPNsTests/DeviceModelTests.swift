@@ -111,6 +111,18 @@ final class DeviceModelTests: DeviceModelTestCase {
         XCTAssertFalse(received.fromStorage)
     }
 
+    func testTheUniqueIDFindsThePushOfAPhoneNoTestDescribedYet() throws {
+        let response = try client.send(
+            .init(token: Self.otherToken, payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), topic: Self.topic,
+                pushType: .alert))
+        let uniqueID = try XCTUnwrap(response.uniqueID)
+        XCTAssertEqual(server.describedDevices, [], "nothing described yet")
+        let log = server.deliveryLog(uniqueID: uniqueID)
+        XCTAssertEqual(log.map(\.status), [.received, .deliveredToDevice])
+        XCTAssertEqual(log.map(\.deviceToken), [Self.otherToken, Self.otherToken])
+        XCTAssertEqual(server.deliveryLog(uniqueID: "00000000-0000-0000-0000-000000000000"), [])
+    }
+
     func testTheLogKeepsTheLastEntriesEachAnnouncedInOrderAndFoundByUniqueID() throws {
         phone.update { $0.isOnline = false }
         var sent: [String] = []

@@ -117,6 +117,9 @@ public final class ProviderAPIClient {
 
         /// The `apns-id` header: the request's, or the one the server made up.
         public var apnsID: String? { header("apns-id") }
+        /// The `apns-unique-id` header, answered in the sandbox environment only: it finds the
+        /// push's delivery log (``FakeAPNsServer/deliveryLog(uniqueID:)``).
+        public var uniqueID: String? { header("apns-unique-id") }
 
         /// The `reason` of a refusal's body (`BadDeviceToken`, `Unregistered`, …).
         public var reason: String? { json?["reason"]?.stringValue }

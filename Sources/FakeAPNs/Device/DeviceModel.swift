@@ -158,6 +158,12 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         let wanted = uniqueID.lowercased()
         return lock.withLock {
             unlockedAdvance(to: clock.currentDate)
+            // A device push to a phone no test described yet: describing it catches its log up.
+            if let push = history().last(where: { $0.format != .broadcast && $0.uniqueID?.lowercased() == wanted }),
+                phones[push.deviceToken] == nil
+            {
+                _ = describe(push.deviceToken)
+            }
             flushPlayed()
             return phones.values.flatMap { $0.log.items.filter { $0.uniqueID?.lowercased() == wanted } }
                 .sorted { ($0.at, $0.sequenceNumber) < ($1.at, $1.sequenceNumber) }
