@@ -111,6 +111,17 @@ final class DeviceModelTests: DeviceModelTestCase {
         XCTAssertFalse(received.fromStorage)
     }
 
+    func testAtMost10000PhonesAreDescribedAndTheFirstDescribedIsForgottenFirst() throws {
+        let tokens = (0...10_000).map { DeviceToken(bytes: withUnsafeBytes(of: UInt32($0).bigEndian, Array.init)) }
+        server.device(tokens[0]).update { $0.isOnline = false }
+        for token in tokens.dropFirst() { _ = server.device(token).log }   // reading describes too
+        let described = Set(server.describedDevices)
+        XCTAssertEqual(described.count, 10_000)
+        XCTAssertFalse(described.contains(tokens[0]), "the first described is forgotten")
+        XCTAssertTrue(described.contains(tokens[10_000]))
+        XCTAssertTrue(server.device(tokens[0]).settings.isOnline, "forgotten: the defaults again")
+    }
+
     func testTheUniqueIDFindsThePushOfAPhoneNoTestDescribedYet() throws {
         let response = try client.send(
             .init(token: Self.otherToken, payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), topic: Self.topic,

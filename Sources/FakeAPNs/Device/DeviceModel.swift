@@ -25,8 +25,12 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// Whether the device registry says the token's app was uninstalled (reported or not
     /// yet): the phone discards what APNs still accepts for it.
     let isUninstalled: (@Sendable (DeviceToken) -> Bool)?
+    /// The most phones described at once (``PhoneState/Bounds/phones``; less in tests).
+    private let maximumPhones: Int
     // Protected by `lock`:
     private var phones: [DeviceToken: PhoneState] = [:]
+    /// How many phones were ever described: the next one's order.
+    private var describedCount: UInt64 = 0
     /// The entries played since the last announcement, announced in order at the end of each
     /// entry point.
     var played: [DeliveryLogEntry] = []
@@ -41,12 +45,15 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// `history` (inside the lock) to catch a phone up on what was sent before a test first
     /// described it, and tells `announce` each batch of log entries, inside the lock. `apps`
     /// shape what the screen shows; `strictLint` records the model's error-level findings as
-    /// refusals.
+    /// refusals; `isUninstalled` is the device registry's word on a token's app; at most
+    /// `maximumPhones` are described at once.
     package init(
         lock: ConditionLock, clock: ServerClock, logLimit: Int, retention: Int?,
         history: @escaping () -> [PushNotification], announce: (@Sendable ([DeliveryLogEntry]) -> Void)?,
-        apps: AppCatalog? = nil, strictLint: Bool = false, isUninstalled: (@Sendable (DeviceToken) -> Bool)? = nil
+        apps: AppCatalog? = nil, strictLint: Bool = false, isUninstalled: (@Sendable (DeviceToken) -> Bool)? = nil,
+        maximumPhones: Int = PhoneState.Bounds.phones
     ) {
+        self.maximumPhones = max(1, maximumPhones)
         self.isUninstalled = isUninstalled
         self.lock = lock
         self.clock = clock
@@ -206,8 +213,14 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// received and delivered at once when it was received, as a phone no test described has it.
     private func describe(_ token: DeviceToken) -> PhoneState {
         let capacity = min(retention ?? logLimit, logLimit)
+        if phones.count >= maximumPhones, let first = phones.values.min(by: { $0.describedOrder < $1.describedOrder }) {
+            first.deliveries.removeAll()
+            phones[first.token] = nil
+        }
+        describedCount += 1
         let phone = PhoneState(
-            token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity), logLimit: logLimit)
+            token: token, describedOrder: describedCount,
+            deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity), logLimit: logLimit)
         phones[token] = phone
         for notification in history() {
             phone.replayedThrough = max(phone.replayedThrough, notification.sequenceNumber)

@@ -18,9 +18,14 @@ final class PhoneState {
         static let liveActivities = 256
         /// Background wakes remembered to judge the budgets.
         static let wakesJudged = 4096
+        /// Described phones at one server: describing one more forgets the phone described
+        /// first, so a control API client reading random tokens cannot grow the model.
+        static let phones = 10_000
     }
 
     let token: DeviceToken
+    /// Its place in the order phones were described: the first described is forgotten first.
+    let describedOrder: UInt64
     var settings = DeviceSettings()
     let deliveries: Mailbox<DeviceDelivery>
     /// Pushes numbered up to this one were played when the phone was described (from the
@@ -48,8 +53,9 @@ final class PhoneState {
     /// The generator of the seeded storage choice, made when the first choice is due.
     var generator: StorageGenerator?
 
-    init(token: DeviceToken, deliveries: Mailbox<DeviceDelivery>, logLimit: Int) {
+    init(token: DeviceToken, describedOrder: UInt64, deliveries: Mailbox<DeviceDelivery>, logLimit: Int) {
         self.token = token
+        self.describedOrder = describedOrder
         self.deliveries = deliveries
         log = BoundedQueue(capacity: logLimit)
     }
