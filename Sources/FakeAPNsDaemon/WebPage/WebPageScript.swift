@@ -190,6 +190,7 @@ function card(item) {
   const key = item._kind + item.sequence;
   const node = el("article", rejected ? "card rejection" : "card notification");
   node.dataset.sequence = item.sequence;
+  if (item.apnsID) node.dataset.apnsId = item.apnsID;
   const top = el("div", "top");
   top.append(el("span", "app", topicOf(item) || (item.format === "http2" ? "no topic" : "binary gateway")));
   const time = when(item);
@@ -214,7 +215,7 @@ function card(item) {
   tags.append(tokenView(item.token));
   node.append(tags);
   if (Array.isArray(item.lint) && item.lint.length) node.append(lintView(item.lint, key));
-  if (item.apnsID && state.phoneTokens.has(item.token)) {
+  if (!rejected && item.apnsID && state.phoneTokens.has(item.token)) {
     const selected = isSelected(item.token, item.apnsID);
     node.classList.toggle("selected", selected);
     const show = el("button", "show-log", "Delivery log");

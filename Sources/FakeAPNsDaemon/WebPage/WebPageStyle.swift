@@ -39,7 +39,7 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; font-family
 .card.selected { outline: 2px solid #007aff; }
 .show-log { margin-top: .3em; font-size: 12px; }
 .lint { display: flex; flex-wrap: wrap; gap: .3em; margin-top: .3em; }
-.finding { margin: 0; }
+.finding { margin: 0; } .finding[open] { flex-basis: 100%; }
 .finding summary { display: inline-block; padding: 0 .45em; border-radius: 5px; color: #fff; }
 .finding ul { margin: .2em 0; padding-left: 1.2em; }
 .finding.error summary { background: var(--bad); } .finding.warning summary { background: #b25000; } .finding.info summary { background: #0060c0; }
@@ -48,7 +48,8 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; font-family
 .hint { color: var(--muted); font-size: 12px; margin: .3em 0; overflow-wrap: anywhere; }
 .phone { margin: 0 0 1em; padding: .7em .6em 1.2em; min-height: 420px; border: 9px solid #1c1c1e; border-radius: 38px; background: var(--bg); box-shadow: 0 2px 8px rgba(0,0,0,.25); }
 .status-bar { display: flex; flex-wrap: wrap; gap: .3em; align-items: baseline; font-size: 12px; padding: 0 .5em .4em; }
-.status { display: flex; flex-wrap: wrap; gap: .3em; list-style: none; margin: 0; padding: 0; flex: 1; }
+.status-bar .token { flex: 1; }
+.status { display: flex; flex-wrap: wrap; gap: .3em; list-style: none; margin: 0; padding: 0; order: 3; flex-basis: 100%; }
 .status li { padding: 0 .45em; border-radius: 5px; background: var(--card); color: var(--muted); }
 .status .online { color: #248a3d; } .status .offline, .status .power { color: var(--bad); }
 .online-toggle { font-size: 12px; padding: 0 .4em; }

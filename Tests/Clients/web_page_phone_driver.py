@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Drives the daemon's web page in a headless Chromium (as web_page_driver.py does) through one
+phone's story and prints one JSON object of what the page drew:
+
+- the page opens with no phone described (the hint);
+- a phone is described offline (PATCH /api/v1/devices/<token>), three pushes are sent to it with
+  fake-apns send (two to one app, the first of which storage overwrites, and a background push at
+  priority 10 to another app, which the lint flags);
+- the second push is selected in the stream, the phone is brought online with the page's own
+  button, and the phone view, the selected push's delivery log and the lint marks are read.
+
+If the daemon has no phones (the PATCH answers 404 or 405), it prints {"skipped": "<why>"}.
+
+Usage: web_page_phone_driver.py --fake-apns PATH --web PORT --http2 PORT [--screenshot FILE]
+"""
+import argparse, base64, json, os, sys, urllib.error
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from web_page_driver import chromium, control, send
+
+PHONE = "e5" * 32
+FIRST = "11111111-2222-4333-8444-000000000001"
+SECOND = "11111111-2222-4333-8444-000000000002"
+BACKGROUND = "11111111-2222-4333-8444-000000000003"
+SECOND_TITLE = "Second <i>two</i>"
+
+
+def phone(expression):
+    """`expression` about the phone's panel `p`, as a page expression."""
+    return (f"(() => {{ const p = document.querySelector('#phone-list article.phone[data-token=\"{PHONE}\"]');"
+            f" return {expression}; }})()")
+
+
+def card(apns_id):
+    return f"document.querySelector('#list article[data-apns-id=\"{apns_id}\"]')"
+
+
+STEPS = "[...p.querySelectorAll('.log .steps li')].map(s => s.querySelector('.step').textContent)"
+STATUS = "[...p.querySelectorAll('.status li')].map(s => s.textContent)"
+ENTRIES = """[...p.querySelectorAll('.entries li')].map(e => ({app: e.querySelector('.app').textContent,
+    title: e.querySelector('.title') ? e.querySelector('.title').textContent : null,
+    body: e.querySelector('.body') ? e.querySelector('.body').textContent : null,
+    tags: [...e.querySelectorAll('.tag')].map(t => t.textContent),
+    pressed: e.querySelector('button').getAttribute('aria-pressed')}))"""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fake-apns", required=True)
+    parser.add_argument("--web", type=int, required=True)
+    parser.add_argument("--http2", type=int, required=True)
+    parser.add_argument("--screenshot")
+    args = parser.parse_args()
+    report = {}
+    with chromium() as page:
+        page.call("Page.navigate", url=f"http://127.0.0.1:{args.web}/")
+        page.until("document.getElementById('phones-hint') && !document.getElementById('phones-hint').hidden",
+                   "the hint that no phone is described")
+        report["hint"] = page.eval("document.getElementById('phones-hint').textContent")
+
+        try:
+            control(args.web, "PATCH", f"/api/v1/devices/{PHONE}", {"online": False})
+        except urllib.error.HTTPError as error:
+            if error.code in (404, 405):
+                print(json.dumps({"skipped": f"PATCH /api/v1/devices/<token> answers {error.code}: this daemon has no phones"}))
+                return
+            raise
+        for extra in (["--apns-id", FIRST, "--title", "First", "--alert", "overwritten in storage"],
+                      ["--apns-id", SECOND, "--title", SECOND_TITLE, "--alert", "the one kept"]):
+            send(args, "--port", str(args.http2), "--token", PHONE, "--topic", "com.example.app", *extra)
+        send(args, "--port", str(args.http2), "--token", PHONE, "--topic", "com.example.news", "--apns-id", BACKGROUND,
+             "--push-type", "background", "--priority", "10", "--content-available")
+
+        # The pushes' arrival refreshes the phones: the described phone appears, offline.
+        page.until(phone("p !== null && p.querySelector('.status .offline') !== null"), "the phone, offline")
+        report["hintHidden"] = page.eval("document.getElementById('phones-hint').hidden")
+        page.until(f"{card(SECOND)} !== null && {card(SECOND)}.querySelector('.show-log') !== null",
+                   "the second push's Delivery log button")
+        page.eval(f"{card(SECOND)}.querySelector('.show-log').click()")
+        page.until(phone("p.querySelector('.log .steps') !== null"), "the selected push's log on the offline phone")
+        report["offline"] = page.eval(phone(f"({{status: {STATUS}, entries: {ENTRIES}, log: {STEPS}}})"))
+        report["cardPressed"] = page.eval(f"{card(SECOND)}.querySelector('.show-log').getAttribute('aria-pressed')")
+
+        # Online, from the page's own button: the stored push is delivered.
+        page.eval(phone("p.querySelector('.online-toggle').click()"))
+        page.until(phone("p.querySelector('.status .online') !== null && p.querySelectorAll('.entries li').length > 0"),
+                   "the phone online with an entry")
+        report["online"] = page.eval(phone(f"({{status: {STATUS}, entries: {ENTRIES}, log: {STEPS},"
+                                           " heading: p.querySelector('.log h3').textContent})"))
+        report["onlineOnServer"] = control(args.web, "GET", f"/api/v1/devices/{PHONE}")["settings"]["online"]
+        report["markupInPhone"] = page.eval(phone("p.querySelectorAll('i, b, script, img').length"))
+
+        # Pressing the entry on the phone unselects the push, pressing it again selects it again.
+        page.eval(phone("p.querySelector('.entries button[aria-pressed=\"true\"]').click()"))
+        page.until(phone("p.querySelector('.log') === null"), "the log gone once unselected")
+        page.eval(phone("p.querySelector('.entries button').click()"))
+        page.until(phone("p.querySelector('.log .steps') !== null"), "the log back once selected on the phone")
+        report["reselected"] = page.eval(phone(STEPS))
+
+        # The first push's log, selected in the stream.
+        page.eval(f"{card(FIRST)}.querySelector('.show-log').click()")
+        page.until(phone(f"p.querySelector('.log h3') !== null && p.querySelector('.log h3').textContent.includes('{FIRST}')"),
+                   "the first push's log")
+        report["firstLog"] = page.eval(phone(STEPS))
+        for name, apns_id in (("firstLogFromAPI", FIRST), ("secondLogFromAPI", SECOND)):
+            entries = control(args.web, "GET", f"/api/v1/devices/{PHONE}/log?apns-id={apns_id}")["entries"]
+            report[name] = [entry["status"] for entry in entries]
+
+        page.until(f"{card(BACKGROUND)} !== null", "the background push's card")
+        report["lintMarks"] = page.eval(f"""[...{card(BACKGROUND)}.querySelectorAll('.lint .finding')].map(f => ({{
+            level: f.className.replace('finding', '').trim(), summary: f.querySelector('summary').textContent,
+            title: f.title, rules: [...f.querySelectorAll('li code')].map(c => c.textContent)}}))""")
+        notifications = control(args.web, "GET", "/api/v1/notifications")["notifications"]
+        report["lintFromAPI"] = next(n for n in notifications if n.get("apnsID") == BACKGROUND).get("lint")
+        report["error"] = page.eval("document.getElementById('error').textContent")
+        if args.screenshot:
+            page.eval(f"{card(BACKGROUND)}.querySelector('.lint .finding').open = true")
+            shot = page.call("Page.captureScreenshot", format="png")
+            with open(args.screenshot, "wb") as file:
+                file.write(base64.b64decode(shot["data"]))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
