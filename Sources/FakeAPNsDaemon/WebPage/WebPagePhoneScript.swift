@@ -9,10 +9,11 @@ const PHONES = 12, PHONE_GAP = 1000;
 
 function phonePath(token) { return "/api/v1/devices/" + encodeURIComponent(token); }
 
-// `{"devices":["<token>", …]}` lists the described phones; the device registry's entries
-// (objects, drawn by the Devices panel) are not phones.
+// The described phones: `"phones":["<token>", …]` beside the device registry's `"devices"`
+// (objects, drawn by the Devices panel), or tokens listed in `"devices"` itself.
 function phoneTokensOf(response) {
-  return Array.isArray(response && response.devices) ? response.devices.filter((entry) => typeof entry === "string") : [];
+  const list = Array.isArray(response && response.phones) ? response.phones : (response && response.devices) || [];
+  return Array.isArray(list) ? list.filter((entry) => typeof entry === "string") : [];
 }
 
 function isSelected(token, apnsID) {
