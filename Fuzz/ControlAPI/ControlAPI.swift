@@ -119,6 +119,31 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
         expectedMethod = "POST"
     case .setStrict:
         expectedMethod = "PUT"
+    case .clock, .phoneLog, .screen:
+        expectedMethod = "GET"
+    case .nextPhoneDelivery(_, let timeout):
+        require(timeout >= .zero && timeout <= .seconds(ControlLimits.maximumWait), "timeout \(timeout)")
+        expectedMethod = "GET"
+    case .deliveryLog(let uniqueID):
+        require(!uniqueID.isEmpty, "an empty apns-unique-id")
+        expectedMethod = "GET"
+    case .app(let bundleID):
+        require(!bundleID.isEmpty, "an empty bundle ID")
+        expectedMethod = "GET"
+    case .describeApp(let bundleID, _):
+        require(!bundleID.isEmpty, "an empty bundle ID")
+        expectedMethod = "PUT"
+    case .moveClock(let move):
+        if case .advance(let interval) = move { require(interval >= .zero, "the clock moved back by \(interval)") }
+        expectedMethod = "POST"
+    case .launchApp(_, let bundleID), .forceQuitApp(_, let bundleID):
+        require(!bundleID.isEmpty, "an empty bundle ID")
+        expectedMethod = "POST"
+    case .releaseBursts:
+        expectedMethod = "POST"
+    case .updatePhone(_, let change):
+        require(change.apps.keys.allSatisfy { !$0.isEmpty }, "an app with an empty bundle ID")
+        expectedMethod = "PATCH"
     }
     require(method == expectedMethod, "\(method) decoded as \(command)")
 }
@@ -129,7 +154,9 @@ private func tokens(of command: ControlCommand) -> [DeviceToken] {
     case .listNotifications(let filter, _), .nextNotification(let filter, _): [filter.token].compactMap { $0 }
     case .listRejections(let filter, _), .nextRejection(let filter, _): [filter.token].compactMap { $0 }
     case .device(let token), .registerDevice(let token, _, _), .unregisterDevice(let token, _), .removeDevice(let token),
-        .addFeedback(let token, _), .subscribe(let token, _), .unsubscribe(let token, _):
+        .addFeedback(let token, _), .subscribe(let token, _), .unsubscribe(let token, _), .updatePhone(let token, _),
+        .launchApp(let token, _), .forceQuitApp(let token, _), .releaseBursts(let token), .phoneLog(let token, _, _),
+        .screen(let token), .nextPhoneDelivery(let token, _):
         [token]
     case .listDeliveries(let filter, _), .nextDelivery(let filter, _): [filter.token].compactMap { $0 }
     case .addFault(let rule):

@@ -15,6 +15,8 @@ final class Daemon: Sendable {
     let options: Options
     let server: FakeAPNsServer
     let devices: [DevicesFile.Entry]
+    /// The apps of `--devices`, described at start and again after each reset.
+    let apps: [DevicesFile.App]
     /// The channels of `--devices`, as created at start (ids included), with their subscribers.
     let channels: [(channel: FakeAPNs.Channel, subscribers: [DeviceToken])]
     private let api = Locked<(api: ControlAPI?, port: Int)>((nil, 0))
@@ -24,10 +26,11 @@ final class Daemon: Sendable {
     /// slow the connections down).
     init(
         options: Options, devices: [DevicesFile.Entry], channels: [DevicesFile.Channel] = [],
-        onEvent: @escaping @Sendable (ServerEvent) -> Void, backPressure: (@Sendable () -> Void)? = nil
+        apps: [DevicesFile.App] = [], onEvent: @escaping @Sendable (ServerEvent) -> Void, backPressure: (@Sendable () -> Void)? = nil
     ) throws {
         self.options = options
         self.devices = devices
+        self.apps = apps
         // The start line names the channels created here: their events would come before it,
         // where a client expects the start line first.
         let starting = Locked(true)
@@ -145,8 +148,9 @@ final class Daemon: Sendable {
     /// or fewer when RLIMIT_NOFILE leaves descriptors for fewer.
     var webConnectionLimit: Int { api.withLock { $0.api?.servedConnectionLimit ?? 0 } }
 
-    /// Everything back to how the daemon started: queues, histories, faults, feedback, and the
-    /// devices and channels of `--devices` (with the ids they had).
+    /// Everything back to how the daemon started: queues, histories, faults, feedback, the
+    /// clock, and the devices (their phones' settings), channels (with the ids they had) and
+    /// apps of `--devices`.
     func reset() {
         server.reset()
         registerDevices()
@@ -165,9 +169,16 @@ final class Daemon: Sendable {
         }
     }
 
+    /// Registers the `--devices` devices, sets their phones' settings and describes the apps.
     private func registerDevices() {
+        for app in apps {
+            server.apps[app.bundleID] = app.bundle
+        }
         for device in devices {
             server.devices.register(device.token, topic: device.topic, environment: device.environment)
+            if let phone = device.phone {
+                server.device(device.token).update { $0 = phone.applied(to: $0) }
+            }
         }
     }
 
@@ -219,6 +230,8 @@ final class Daemon: Sendable {
         configuration.handshakeTimeout = options.handshakeTimeout
         configuration.frameTimeout = options.frameTimeout
         configuration.idleTimeout = options.idleTimeout
+        configuration.lint = options.lint
+        configuration.deviceLogLimit = options.deviceLogLimit
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = TLSIdentity(
                 certificateChainPEM: try Options.readFile("--cert", certificate),

@@ -5,15 +5,25 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production]`, and one
+/// The `--devices` file: one device a line, `TOKEN [TOPIC] [sandbox|production] [{PHONE}]`
+/// (the object: the phone's settings, as `PATCH /api/v1/devices/<token>` takes them), one
 /// broadcast channel a line, `channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN…]` (the tokens
-/// are its subscribers); blank lines and lines starting with `#` are skipped. A token is hex,
-/// so a line starting with `channel` cannot be a device.
+/// are its subscribers), and one app a line, `app BUNDLE {APP}` (the object as
+/// `PUT /api/v1/apps/<bundle>` takes it); blank lines and lines starting with `#` are skipped.
+/// A token is hex, so a line starting with `channel` or `app` cannot be a device.
 enum DevicesFile {
     struct Entry {
         let token: DeviceToken
         let topic: String?
         let environment: PushEnvironment?
+        /// The phone's settings, when the line describes them.
+        var phone: PhoneSettingsChange? = nil
+    }
+
+    /// An app to describe at start (and again at each reset).
+    struct App: Sendable {
+        let bundleID: String
+        let bundle: AppBundle
     }
 
     /// A channel to create at start (and again at each reset, with the same id).
@@ -31,6 +41,7 @@ enum DevicesFile {
     struct Contents {
         var devices: [Entry] = []
         var channels: [Channel] = []
+        var apps: [App] = []
     }
 
     struct Problem: Error, CustomStringConvertible {
@@ -46,11 +57,26 @@ enum DevicesFile {
         let text = try Options.readFile("--devices", path)
         var contents = Contents()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingWhitespace()
+            var line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
-            var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             let origin = "--devices \(path) line \(index + 1)"
+            // A line's JSON object runs from its first brace to its end (no token, topic or
+            // bundle holds a brace).
+            var object: String?
+            if let brace = line.firstIndex(of: "{") {
+                object = String(line[brace...])
+                line = String(line[..<brace])
+            }
+            var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            if fields.first == "app" {
+                contents.apps.append(try app(Array(fields.dropFirst()), object, origin: origin))
+                continue
+            }
+            guard !fields.isEmpty else {
+                throw Problem(description: "\(origin): the line starts with an object; a line is TOKEN [TOPIC] [sandbox|production] [{PHONE}]")
+            }
             if fields[0] == "channel" {
+                if object != nil { throw Problem(description: "\(origin): a channel line takes no object") }
                 contents.channels.append(try channel(Array(fields.dropFirst()), origin: origin))
                 continue
             }
@@ -66,9 +92,36 @@ enum DevicesFile {
                     throw Problem(description: "\(origin): unexpected '\(field)'; a line is TOKEN [TOPIC] [sandbox|production]")
                 }
             }
-            contents.devices.append(Entry(token: token, topic: topic, environment: environment))
+            let phone = try object.map { text in
+                try decoding(text, allowed: PhoneJSON.settingKeys, origin: origin, naming: "the phone's settings") {
+                    try PhoneSettingsChange($0)
+                }
+            }
+            contents.devices.append(Entry(token: token, topic: topic, environment: environment, phone: phone))
         }
         return contents
+    }
+
+    /// `BUNDLE {APP}`, after the word `app`.
+    private static func app(_ fields: [String], _ object: String?, origin: String) throws -> App {
+        let usage = #"an app line is app BUNDLE {"categories":[...],"sounds":[...],"entitlements":[...]}"#
+        guard fields.count == 1, let object else { throw Problem(description: "\(origin): \(usage)") }
+        let bundle = try decoding(object, allowed: PhoneJSON.appBundleKeys, origin: origin, naming: "the app") {
+            try AppBundle($0)
+        }
+        return App(bundleID: fields[0], bundle: bundle)
+    }
+
+    /// The object of a line, read by the control API's rules; a problem names the line.
+    private static func decoding<Value>(
+        _ text: String, allowed: [String], origin: String, naming subject: String,
+        _ decode: (BodyFields) throws -> Value
+    ) throws -> Value {
+        do {
+            return try decode(BodyFields(Array(text.utf8), allowed: allowed))
+        } catch let error as ControlError {
+            throw Problem(description: "\(origin): \(subject): \(error.message)")
+        }
     }
 
     private static func token(_ text: String, origin: String) throws -> DeviceToken {

@@ -9,7 +9,8 @@ import Glibc
 #endif
 
 /// The daemon's log: one line per event (connection opened, closed or refused, handshake
-/// failed, notification accepted, refusal, feedback read), as JSON lines or readable text. Events are
+/// failed, notification accepted, refusal, feedback read, a step of the device model's
+/// delivery log), as JSON lines or readable text. Events are
 /// queued by the server's threads and written by one thread of the log's own, so a slow
 /// terminal or disk does not slow a connection while the backlog is small; past
 /// ``backlogLimit`` lines, `waitForRoom()` holds the producers back until the writer catches
@@ -143,8 +144,11 @@ final class EventLog: @unchecked Sendable {
     }
 
     private static func lineCount(_ event: ServerEvent) -> Int {
-        if case .accepted(let batch) = event { return batch.count }
-        return 1
+        switch event {
+        case .accepted(let batch): batch.count
+        case .deviceLog(let entries): entries.count
+        default: 1
+        }
     }
 
     /// How many bytes of lines are gathered before they are written: large enough that
@@ -276,8 +280,13 @@ final class EventLog: @unchecked Sendable {
             return [line("channel-created", channelObject(channel))]
         case .channelDeleted(let channel):
             return [line("channel-deleted", channelObject(channel))]
-        case .deviceLog:
-            return []
+        case .deviceLog(let entries):
+            // As the control API writes an entry, with the time last.
+            return entries.map { entry in
+                var members = PhoneJSON.logMembers(entry)
+                if let at = members.firstIndex(where: { $0.key == "at" }) { members.append(members.remove(at: at)) }
+                return line("device-log", .object(JSONObject(members)))
+            }
         }
     }
 
@@ -289,6 +298,10 @@ final class EventLog: @unchecked Sendable {
                 var text = "\(now) accepted #\(notification.sequenceNumber) \(notification.format) token \(notification.deviceToken.hex)"
                 if let topic = notification.topic { text += " topic \(topic)" }
                 if let apnsID = notification.apnsID { text += " apns-id \(apnsID)" } else { text += " id \(notification.identifier)" }
+                let findings = notification.lintFindings
+                if !findings.isEmpty {
+                    text += " lint " + findings.map { "\($0.level) \($0.rule)" }.joined(separator: ", ")
+                }
                 return text + " payload " + (notification.payload.text ?? "<\(notification.payload.count) bytes, not UTF-8>")
             }
         case .rejected(let rejection):
@@ -308,8 +321,12 @@ final class EventLog: @unchecked Sendable {
             return ["\(now) channel \(channel.id) created for \(channel.bundleID) (storage policy \(channel.storagePolicy.rawValue))"]
         case .channelDeleted(let channel):
             return ["\(now) channel \(channel.id) deleted for \(channel.bundleID)"]
-        case .deviceLog:
-            return []
+        case .deviceLog(let entries):
+            // The time by the server's clock, which a test may have moved.
+            return entries.map { entry in
+                "\(Timestamp.rfc3339(entry.at)) device \(entry.deviceToken.hex) #\(entry.sequenceNumber) \(entry.status)"
+                    + (entry.detail.map { ": \($0)" } ?? "")
+            }
         }
     }
 

@@ -15,6 +15,8 @@ public final class Metrics: Sendable {
         var feedbackTuples = 0
         var channelsCreated = 0
         var channelsDeleted = 0
+        /// Keyed by the delivery status's words.
+        var deviceLogEntries: [String: Int] = [:]
     }
 
     private let counts = Locked(Counts())
@@ -45,8 +47,8 @@ public final class Metrics: Sendable {
                 counts.channelsCreated += 1
             case .channelDeleted:
                 counts.channelsDeleted += 1
-            case .deviceLog:
-                break
+            case .deviceLog(let entries):
+                for entry in entries { counts.deviceLogEntries[entry.status.rawValue, default: 0] += 1 }
             }
         }
     }
@@ -94,6 +96,9 @@ public final class Metrics: Sendable {
         family("fakeapns_broadcast_deliveries_total", "counter",
                "Deliveries of a broadcast to a subscribed device, stored messages included.",
                [("", Int(server.channels.deliveryCount))])
+        family("fakeapns_device_log_entries_total", "counter",
+               "Steps of pushes on their way to phones (the device model's delivery log), by status.",
+               labelled("status", counts.deviceLogEntries))
         family("fakeapns_queue_depth", "gauge", "Items waiting in the queues the API's next endpoints pop.",
                [("queue=\"notifications\"", server.notifications.count), ("queue=\"rejections\"", server.rejections.count)])
         family("fakeapns_stored", "gauge", "Items kept in the histories the API lists.",

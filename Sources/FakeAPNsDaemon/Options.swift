@@ -34,6 +34,10 @@ public struct Options: Sendable {
     var trustedCAFile: String?
     var maximumPayloadSize = 2048
     var retention = 10_000
+    /// How the push lint reports: findings on each notification, or also refusals (`strict`).
+    var lint = LintMode.on
+    /// Delivery log entries kept per phone.
+    var deviceLogLimit = 1000
     var maximumConnectionsPerListener = 1000
     var maximumConnections = 2000
     /// Connection timeouts; nil: none (`0` on the command line).
@@ -169,7 +173,7 @@ public struct Options: Sendable {
             }
             $0.environment = environment
         },
-        Option(flag: "--devices", argument: "FILE", help: "Pre-registers devices, one a line: TOKEN [TOPIC] [sandbox|production], and creates channels, one a line: channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN...]; # comments.") {
+        Option(flag: "--devices", argument: "FILE", help: "Pre-registers devices, one a line: TOKEN [TOPIC] [sandbox|production] [{PHONE SETTINGS}], creates channels, one a line: channel BUNDLE [policy=0|1] [id=BASE64] [TOKEN...], and describes apps, one a line: app BUNDLE {APP}; the JSON objects are the control API's PATCH /api/v1/devices/TOKEN and PUT /api/v1/apps/BUNDLE bodies; # comments.") {
             $0.devicesFile = $2
         },
         Option(flag: "--broadcast-bundles", argument: "ID[,ID...]", help: "Only these bundles have the broadcast capability; channel and broadcast requests for others are answered 400 FeatureNotEnabled (default: every bundle).") {
@@ -210,6 +214,15 @@ public struct Options: Sendable {
         },
         Option(flag: "--retention", argument: "COUNT", help: "Notifications (and rejections) kept; the oldest are dropped first and counted (default 10000).") {
             $0.retention = try count($1, $2)
+        },
+        Option(flag: "--lint", argument: "MODE", help: "Push lint: on (default; findings on each notification) or strict (also records an error-level finding as a refusal, cause lint, while the client still gets Apple's 200).") {
+            guard let mode = LintMode(rawValue: $2) else {
+                throw UsageError(description: "\($1) takes on or strict, not '\($2)'")
+            }
+            $0.lint = mode
+        },
+        Option(flag: "--device-log-limit", argument: "COUNT", help: "Delivery log entries the device model keeps per phone; the oldest go first (default 1000).") {
+            $0.deviceLogLimit = try count($1, $2)
         },
         Option(flag: "--max-connections", argument: "COUNT", help: "Connections each APNs listener holds at once; more are closed as soon as accepted (default 1000).") {
             $0.maximumConnectionsPerListener = try count($1, $2)

@@ -58,12 +58,13 @@ extension PushNotification {
     ///
     /// ```json
     /// {"sequence":1,"token":"fe15…","payload":{"aps":{"alert":"Hi"}},"identifier":7,
-    ///  "expiration":0,"priority":10,"format":"enhanced","receivedAt":"2026-11-29T13:05:09.123456Z",
-    ///  "connection":1,"peer":"127.0.0.1:53122","transport":"tls"}
+    ///  "expiration":0,"priority":10,"format":"enhanced","lint":[],
+    ///  "receivedAt":"2026-11-29T13:05:09.123456Z","connection":1,"peer":"127.0.0.1:53122","transport":"tls"}
     /// ```
     ///
     /// An HTTP/2 request's members come after `format`; a client certificate's after
-    /// `transport`. A payload that is not valid JSON appears as `"payload":null` with
+    /// `transport`. `lint` holds the push lint's findings
+    /// (`[{"rule":"background-priority-10","level":"error","message":"…","source":"…"}]`). A payload that is not valid JSON appears as `"payload":null` with
     /// `payloadText` (or `payloadBase64` when it is not UTF-8) and `payloadError`.
     func writeRecord(to record: inout some NotificationRecordWriter) {
         record.integer("sequence", Int(sequenceNumber))
@@ -74,6 +75,7 @@ extension PushNotification {
         record.integer("priority", priority.rawValue)
         record.keyword("format", format.rawValue)
         if let http2 { record.http2(http2) }
+        record.json("lint", PhoneJSON.lint(lintFindings))
         record.timestamp("receivedAt", receivedAt)
         record.connection(connection)
     }

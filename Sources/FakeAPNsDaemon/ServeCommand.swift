@@ -64,7 +64,7 @@ enum ServeCommand {
         let daemon: Daemon
         do {
             daemon = try Daemon(
-                options: options, devices: devices.devices, channels: devices.channels,
+                options: options, devices: devices.devices, channels: devices.channels, apps: devices.apps,
                 onEvent: { event in
                     metrics.record(event)
                     log.record(event)

@@ -343,7 +343,12 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(list.json?["devices"]?.arrayValue?.count, 2)
         XCTAssertEqual(list.json?["devices"]?[0], expected)
         XCTAssertEqual(list.json?["devices"]?[1]?["topic"], .null)
-        XCTAssertEqual(try http.get("/api/v1/devices/\(alice.hex)").json, expected)
+        // One device's object is also its phone's: the registry's members, then the model's.
+        let one = try XCTUnwrap(http.get("/api/v1/devices/\(alice.hex)").json?.objectValue)
+        XCTAssertEqual(JSONValue.object(JSONObject(one.filter { expected[$0.key] != nil })), expected)
+        XCTAssertEqual(one["registered"], true)
+        XCTAssertEqual(one["settings"]?["online"], true)
+        XCTAssertEqual(one["screen"]?["notificationCenter"], [])
     }
 
     func testADeviceRegisteredForTheOtherEnvironmentIsRefusedOnTheWire() throws {
@@ -378,7 +383,11 @@ final class ControlAPITests: XCTestCase {
         let again = try http.delete("/api/v1/devices/\(alice.hex)")
         XCTAssertEqual(again.status, 404)
         XCTAssertTrue(again.message.contains(alice.hex), again.message)
-        XCTAssertEqual(try http.get("/api/v1/devices/\(alice.hex)").status, 404)
+        // Its phone is still there to read, no longer registered.
+        let phone = try http.get("/api/v1/devices/\(alice.hex)")
+        XCTAssertEqual(phone.status, 200)
+        XCTAssertEqual(phone.json?["registered"], false)
+        XCTAssertEqual(phone.json?["topic"], .null)
     }
 
     func testStrictModeSetOverTheAPIRefusesUnknownTokensOnTheWire() throws {
@@ -505,7 +514,7 @@ final class ControlAPITests: XCTestCase {
         XCTAssertEqual(response.json, ["status": "reset"])
         XCTAssertEqual(try http.get("/api/v1/notifications").json?["notifications"], [])
         XCTAssertEqual(try http.get("/api/v1/rejections").json?["rejections"], [])
-        XCTAssertEqual(try http.get("/api/v1/devices").json, ["strict": false, "devices": []])
+        XCTAssertEqual(try http.get("/api/v1/devices").json, ["strict": false, "devices": [], "phones": []])
         XCTAssertEqual(try http.get("/api/v1/faults").json, ["faults": []])
         XCTAssertEqual(try http.get("/api/v1/feedback").json, ["tuples": []])
         XCTAssertEqual(daemon.server.notifications.count, 0)

@@ -127,6 +127,19 @@ struct ControlRoutes: Sendable {
             guard let channel = server.channels.channel(id: id) else { throw Self.unknownChannel(id) }
             return channel
         }
+        /// The phone with `token`, with what the registry knows of it.
+        @Sendable func phone(_ token: DeviceToken) -> JSONValue {
+            PhoneJSON.device(server.device(token), registered: server.devices.device(token))
+        }
+
+        /// Changes a phone on a handler thread, then answers the phone as it is after.
+        func changingPhone(_ token: DeviceToken, _ change: @escaping @Sendable (Phone) -> Void) -> HTTPAnswer {
+            .handlerThread {
+                change(server.device(token))
+                return .json(200, phone(token))
+            }
+        }
+
         switch command {
         case .webAsset(let asset):
             return .response(asset.response)
@@ -179,9 +192,10 @@ struct ControlRoutes: Sendable {
             return .json(200, [
                 "strict": .bool(server.devices.isStrict),
                 "devices": .array(server.devices.devices.map(ControlJSON.device)),
+                "phones": .array(server.describedDevices.map { .string($0.hex) }),
             ])
         case .device(let token):
-            return .json(200, ControlJSON.device(try device(token)))
+            return .json(200, phone(token))
         case .registerDevice(let token, let topic, let environment):
             server.devices.register(token, topic: topic, environment: environment)
             return .json(201, ControlJSON.device(try device(token)))
@@ -294,6 +308,45 @@ struct ControlRoutes: Sendable {
                 daemon.reset()
                 return .json(200, ["status": "reset"])
             }
+
+        // The device model: a change plays what it releases before the answer, on a handler
+        // thread since it takes the intake's lock.
+        case .clock:
+            return .json(200, PhoneJSON.clock(server.clock))
+        case .moveClock(let move):
+            return .handlerThread {
+                switch move {
+                case .advance(let interval): server.clock.advance(by: interval)
+                case .set(let date): server.clock.set(to: date)
+                case .real: server.clock.returnToRealTime()
+                }
+                return .json(200, PhoneJSON.clock(server.clock))
+            }
+        case .updatePhone(let token, let change):
+            return changingPhone(token) { phone in phone.update { $0 = change.applied(to: $0) } }
+        case .launchApp(let token, let bundleID):
+            return changingPhone(token) { $0.launchApp(bundleID) }
+        case .forceQuitApp(let token, let bundleID):
+            return changingPhone(token) { $0.forceQuit(bundleID) }
+        case .releaseBursts(let token):
+            return changingPhone(token) { $0.releaseBursts() }
+        case .phoneLog(let token, let apnsID, let uniqueID):
+            let phone = server.device(token)
+            let entries = apnsID.map { phone.log(apnsID: $0) } ?? uniqueID.map { phone.log(uniqueID: $0) } ?? phone.log
+            return .json(200, PhoneJSON.log(entries))
+        case .screen(let token):
+            return .json(200, PhoneJSON.screen(server.device(token).screen))
+        case .nextPhoneDelivery(let token, let timeout):
+            return next(
+                server.device(token).deliveries, timeout: timeout, awaiting: nil, where: { _ in true },
+                json: PhoneJSON.delivery)
+        case .deliveryLog(let uniqueID):
+            return .json(200, PhoneJSON.log(server.deliveryLog(uniqueID: uniqueID)))
+        case .app(let bundleID):
+            return .json(200, PhoneJSON.app(bundleID, server.apps[bundleID]))
+        case .describeApp(let bundleID, let bundle):
+            server.apps[bundleID] = bundle
+            return .json(200, PhoneJSON.app(bundleID, bundle))
         }
     }
 

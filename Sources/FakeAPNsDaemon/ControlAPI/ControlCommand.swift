@@ -143,11 +143,25 @@ enum ControlCommand: Sendable {
     case clearDeliveries
     case nextDelivery(DeliveryFilter, timeout: Duration)
     case reset
+    case clock
+    case moveClock(ClockMove)
+    case updatePhone(DeviceToken, PhoneSettingsChange)
+    case launchApp(DeviceToken, bundleID: String)
+    case forceQuitApp(DeviceToken, bundleID: String)
+    case releaseBursts(DeviceToken)
+    /// A phone's delivery log, all of it or one push's (by `apns-id` or `apns-unique-id`).
+    case phoneLog(DeviceToken, apnsID: String?, uniqueID: String?)
+    case screen(DeviceToken)
+    case nextPhoneDelivery(DeviceToken, timeout: Duration)
+    /// Every phone's steps of the push with this `apns-unique-id`.
+    case deliveryLog(uniqueID: String)
+    case app(bundleID: String)
+    case describeApp(bundleID: String, AppBundle)
 
     /// Whether the command waits for something to arrive.
     var waits: Bool {
         switch self {
-        case .nextNotification, .nextRejection, .nextDelivery: true
+        case .nextNotification, .nextRejection, .nextDelivery, .nextPhoneDelivery: true
         case .listNotifications(_, let page), .listRejections(_, let page): page.wait != nil
         default: false
         }
@@ -261,10 +275,63 @@ extension ControlCommand {
             let fields = try BodyFields(body, allowed: ["strict"])
             self = .setStrict(try fields.required("strict", fields.bool("strict")))
         case let path where path.count == 4 && path.starts(with: ["api", "v1", "devices"]):
-            try allow("GET", "DELETE")
+            try allow("GET", "PATCH", "DELETE")
             try query.expectNone()
             let token = try deviceToken(path[3], in: "the path's device token")
-            self = request.method == "GET" ? .device(token) : .removeDevice(token)
+            switch request.method {
+            case "GET": self = .device(token)
+            case "DELETE": self = .removeDevice(token)
+            default: self = .updatePhone(token, try PhoneSettingsChange(BodyFields(body, allowed: PhoneJSON.settingKeys)))
+            }
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"])
+            && ["launch", "force-quit"].contains(path[4]):
+            try allow("POST")
+            try query.expectNone()
+            let token = try deviceToken(path[3], in: "the path's device token")
+            let fields = try BodyFields(body, allowed: ["app"])
+            let bundleID = try fields.required("app", fields.string("app", nonEmpty: true))
+            self = path[4] == "launch" ? .launchApp(token, bundleID: bundleID) : .forceQuitApp(token, bundleID: bundleID)
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "release-bursts":
+            try allow("POST")
+            try query.expectNone()
+            _ = try BodyFields(body, allowed: [], emptyAllowed: true)
+            self = .releaseBursts(try deviceToken(path[3], in: "the path's device token"))
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "log":
+            try allow("GET")
+            try query.expectOnly(["apns-id", "unique-id"])
+            let token = try deviceToken(path[3], in: "the path's device token")
+            let apnsID = try query.nonEmpty("apns-id")
+            let uniqueID = try query.nonEmpty("unique-id")
+            if apnsID != nil && uniqueID != nil {
+                throw ControlError.badRequest("invalid_parameter", "give 'apns-id' or 'unique-id', not both")
+            }
+            self = .phoneLog(token, apnsID: apnsID, uniqueID: uniqueID)
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "screen":
+            try allow("GET")
+            try query.expectNone()
+            self = .screen(try deviceToken(path[3], in: "the path's device token"))
+        case let path where path.count == 6 && path.starts(with: ["api", "v1", "devices"])
+            && path[4] == "deliveries" && path[5] == "next":
+            try allow("GET")
+            try query.expectOnly(["timeout"])
+            self = .nextPhoneDelivery(try deviceToken(path[3], in: "the path's device token"), timeout: try query.timeout())
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "delivery-log"]):
+            try allow("GET")
+            try query.expectNone()
+            guard !path[3].isEmpty else { throw ControlError.badRequest("invalid_path", "the apns-unique-id is empty") }
+            self = .deliveryLog(uniqueID: path[3])
+        case ["api", "v1", "clock"]:
+            try allow("GET", "POST")
+            try query.expectNone()
+            self = request.method == "GET"
+                ? .clock : .moveClock(try ClockMove(BodyFields(body, allowed: ["advance", "set", "real"])))
+        case let path where path.count == 4 && path.starts(with: ["api", "v1", "apps"]):
+            try allow("GET", "PUT")
+            try query.expectNone()
+            guard !path[3].isEmpty else { throw ControlError.badRequest("invalid_path", "the bundle ID is empty") }
+            self = request.method == "GET"
+                ? .app(bundleID: path[3])
+                : .describeApp(bundleID: path[3], try AppBundle(BodyFields(body, allowed: PhoneJSON.appBundleKeys, emptyAllowed: true)))
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "unregister":
             try allow("POST")
             try query.expectNone()
