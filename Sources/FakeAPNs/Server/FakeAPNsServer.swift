@@ -229,7 +229,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
         if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
         let phones = DeviceModel(
             lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit, retention: configuration.retention,
-            history: { notificationHistory.list() }, announce: announceDeviceLog)
+            history: { notificationHistory.list() }, announce: announceDeviceLog, apps: apps,
+            strictLint: configuration.lint == .strict)
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)
