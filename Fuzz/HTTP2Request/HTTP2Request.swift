@@ -13,8 +13,8 @@
 // Each request is validated under every TopicAuthority (.any, .token, .certificate with the
 // topics of line 1) by a validator with Apple's limits and by one with tiny ones. Invariants:
 // an accepted request keeps Apple's rules (POST, /3/device/<even hex, 2-200 digits>, no
-// repeated header, an apns-id 8-4-4-4-12 hex digits kept as sent, apns-expiration a UInt32, priority 10/5/1 and not 10 for
-// background, a known push type whose topic suffix agrees, collapse id <= 64 bytes, an allowed
+// repeated header, an apns-id 8-4-4-4-12 hex digits kept as sent, apns-expiration a UInt32, priority 10/5/1, a known
+// push type whose topic suffix agrees, collapse id <= 64 bytes, an allowed
 // well-formed topic, a body of 1...limit bytes carried unchanged); with an apns-topic header,
 // .token and .any answer alike and .certificate accepts nothing .any refuses; a refusal is a
 // 4xx with a detail, naming the path's token whenever the path held a valid one.
@@ -185,7 +185,6 @@ private func check(
     } else {
         require(fields.pushType == nil, "no apns-push-type, but \(fields.pushType as Any)")
     }
-    if fields.pushType == .background { require(fields.priority != .immediately, "background at priority 10") }
 
     require(fields.collapseID == first("apns-collapse-id"), "collapse id changed")
     require((fields.collapseID?.utf8.count ?? 0) <= 64, "collapse id over 64 bytes")

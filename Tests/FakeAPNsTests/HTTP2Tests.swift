@@ -129,7 +129,6 @@ final class HTTP2Tests: XCTestCase {
             (.push(extra: [("apns-collapse-id", String(repeating: "x", count: 65))]), 400, "BadCollapseId"),
             (.push(pushType: "telegram"), 400, "InvalidPushType"),
             (.push(pushType: "voip"), 400, "InvalidPushType"),
-            (.push(pushType: "background"), 400, "BadPriority"),
             (.push(body: []), 400, "PayloadEmpty"),
             (.push(body: [UInt8](repeating: 0x20, count: 4097)), 413, "PayloadTooLarge"),
         ]

@@ -132,10 +132,11 @@ struct ValidatedRequest: Sendable {
 ///     `TopicDisallowed`.
 /// 12. The topic's suffix agrees with the push type (when both are known), else
 ///     `InvalidPushType`.
-/// 13. A `background` push is not at priority 10, else `BadPriority`. An absent
-///     `apns-priority` means 10, so a background push without one fails, as on APNs.
-/// 14. The body is not empty, else `PayloadEmpty`.
-/// 15. The body fits the limit, else 413 `PayloadTooLarge`.
+/// 13. The body is not empty, else `PayloadEmpty`.
+/// 14. The body fits the limit, else 413 `PayloadTooLarge`.
+///
+/// A `background` push at priority 10 (the default) is accepted: Apple calls it an error, but
+/// APNs is seen to answer it 200, so the push lint reports it (``LintRule/backgroundAtPriority10``).
 ///
 /// ```swift
 /// let validator = RequestValidator()
@@ -240,7 +241,7 @@ struct RequestValidator: Sendable {
         .rejected(.duplicateHeaders, detail: "header \(quoted(name)) appears more than once", deviceToken: deviceToken)
     }
 
-    /// Steps 5 to 15, for a request whose path named `deviceToken`.
+    /// Steps 5 to 14, for a request whose path named `deviceToken`.
     private func validateHeaders(
         _ fields: RequestHeaderFields, deviceToken: DeviceToken, body: UnsafeRawBufferPointer, topics: TopicAuthority,
         newID: () -> UUIDBits, payloads: inout PayloadArena
@@ -296,7 +297,7 @@ struct RequestValidator: Sendable {
                 deviceToken: deviceToken)
         }
 
-        // 10-13: the topic, and how it agrees with the push type and priority.
+        // 10-12: the topic, and how it agrees with the push type.
         if let value = fields.topic, !Self.isWellFormedTopic(value) {
             return .rejected(
                 .badTopic,
@@ -314,14 +315,8 @@ struct RequestValidator: Sendable {
             // integrator accepted.
             return .rejected(.invalidPushType, detail: problem, deviceToken: deviceToken)
         }
-        if pushType == .background, priority == .immediately {
-            let given = fields.priority == nil ? "no apns-priority, which means 10" : "apns-priority 10"
-            return .rejected(
-                .badPriority, detail: "apns-push-type background must not be priority 10 (use 5), got \(given)",
-                deviceToken: deviceToken)
-        }
 
-        // 14-15: the body.
+        // 13-14: the body.
         guard body.count > 0 else {
             return .rejected(.payloadEmpty, detail: "the body is empty", deviceToken: deviceToken)
         }
