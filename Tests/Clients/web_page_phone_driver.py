@@ -11,12 +11,15 @@ phone's story and prints one JSON object of what the page drew:
 
 If the daemon has no phones (the PATCH answers 404 or 405), it prints {"skipped": "<why>"}.
 
-Usage: web_page_phone_driver.py --fake-apns PATH --web PORT --http2 PORT [--screenshot FILE]
+Then a burst of `--burst` pushes counts how often the page read the phones meanwhile.
+
+Usage: web_page_phone_driver.py --fake-apns PATH --web PORT --http2 PORT --gateway PORT
+                                [--burst 3000] [--screenshot FILE]
 """
-import argparse, base64, json, os, sys, urllib.error
+import argparse, base64, json, os, sys, time, urllib.error
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_page_driver import chromium, control, send
+from web_page_driver import BinarySender, chromium, control, send
 
 PHONE = "e5" * 32
 FIRST = "11111111-2222-4333-8444-000000000001"
@@ -49,6 +52,8 @@ def main():
     parser.add_argument("--fake-apns", required=True)
     parser.add_argument("--web", type=int, required=True)
     parser.add_argument("--http2", type=int, required=True)
+    parser.add_argument("--gateway", type=int, required=True)
+    parser.add_argument("--burst", type=int, default=3000)
     parser.add_argument("--screenshot")
     args = parser.parse_args()
     report = {}
@@ -113,6 +118,19 @@ def main():
         notifications = control(args.web, "GET", "/api/v1/notifications")["notifications"]
         report["lintFromAPI"] = next(n for n in notifications if n.get("apnsID") == BACKGROUND).get("lint")
         report["error"] = page.eval("document.getElementById('error').textContent")
+
+        # A burst of pushes (over the binary gateway, 100 every 0.1 s): the phones are read at
+        # most once a second, however often the list's long poll answers.
+        before = page.eval("({reads: window.fakeAPNs.phoneRefresh.reads, stored: window.fakeAPNs.notifications.length})")
+        sender = BinarySender(args.gateway)
+        started = time.monotonic()
+        for start in range(0, args.burst, 100):
+            sender.send(100, start)
+            time.sleep(0.1)
+        page.until(f"window.fakeAPNs.notifications.length >= {before['stored'] + args.burst}", "the burst to arrive", timeout=120)
+        report["burst"] = {"pushes": args.burst, "seconds": round(time.monotonic() - started, 2),
+                           "phoneReads": page.eval("window.fakeAPNs.phoneRefresh.reads") - before["reads"]}
+        sender.close()
         if args.screenshot:
             page.eval(f"{card(BACKGROUND)}.querySelector('.lint .finding').open = true")
             shot = page.call("Page.captureScreenshot", format="png")

@@ -14,7 +14,7 @@ final class WebPagePhoneTests: XCTestCase {
         let run = try runTool("/usr/bin/python3", [
             repositoryRoot.appendingPathComponent("Tests/Clients/web_page_phone_driver.py").path,
             "--fake-apns", DaemonFixture.executable.path, "--web", String(try XCTUnwrap(ports["web"])),
-            "--http2", String(try XCTUnwrap(ports["http2"])),
+            "--http2", String(try XCTUnwrap(ports["http2"])), "--gateway", String(try XCTUnwrap(ports["gateway"])),
         ] + (screenshot.map { ["--screenshot", $0] } ?? []), timeout: .seconds(300))
         guard run.status == 0 else { return XCTFail("the driver failed: \(run.error)") }
         let report = try JSONValue(parsing: run.output.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -69,6 +69,12 @@ final class WebPagePhoneTests: XCTestCase {
         }
         XCTAssertEqual(marks.count, Set(fromAPI.compactMap { $0["level"]?.stringValue }).count, "one badge per level found")
         XCTAssertEqual(report["error"]?.stringValue, "", "the page showed no error")
+
+        let burst = try XCTUnwrap(report["burst"])
+        let seconds = try XCTUnwrap(burst["seconds"]?.doubleValue)
+        let reads = try XCTUnwrap(burst["phoneReads"]?.intValue)
+        XCTAssertGreaterThan(reads, 0, "the phones are read again while pushes arrive")
+        XCTAssertLessThanOrEqual(Double(reads), seconds.rounded(.up) + 1, "at most one read of the phones a second")
     }
 
     private func strings(_ value: JSONValue?) -> [String] {

@@ -44,6 +44,7 @@ async function refreshPhones() {
     do {
       refresh.again = false;
       refresh.last = performance.now();
+      refresh.reads += 1;
       await drawPhones();
     } while (refresh.again);
   } catch (error) {

@@ -60,7 +60,7 @@ const state = {
   notifications: [], rejections: [], since: { notifications: 0, rejections: 0 },
   dropped: { notifications: 0, rejections: 0 }, paused: false, shown: PAGE, expanded: new Set(),
   generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: [],
-  phoneTokens: new Set(), phoneViews: new Map(), selected: null, phoneRefresh: { running: false, again: false, last: -Infinity, timer: null }
+  phoneTokens: new Set(), phoneViews: new Map(), selected: null, phoneRefresh: { running: false, again: false, last: -Infinity, timer: null, reads: 0 }
 };
 window.fakeAPNs = state;
 const $ = (id) => document.getElementById(id);
@@ -404,6 +404,7 @@ function start() {
     $("live-state").textContent = state.paused ? "paused" : "live";
     $("live-state").classList.toggle("paused", state.paused);
     schedule();
+    if (!state.paused) refreshPhones();
   });
   $("clear").addEventListener("click", () => act(async () => {
     await api("DELETE", "/api/v1/notifications");
