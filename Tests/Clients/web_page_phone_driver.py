@@ -118,6 +118,11 @@ def main():
         notifications = control(args.web, "GET", "/api/v1/notifications")["notifications"]
         report["lintFromAPI"] = next(n for n in notifications if n.get("apnsID") == BACKGROUND).get("lint")
         report["error"] = page.eval("document.getElementById('error').textContent")
+        if args.screenshot:
+            page.eval(f"{card(BACKGROUND)}.querySelector('.lint .finding').open = true")
+            shot = page.call("Page.captureScreenshot", format="png")
+            with open(args.screenshot, "wb") as file:
+                file.write(base64.b64decode(shot["data"]))
 
         # A burst of pushes (over the binary gateway, 100 every 0.1 s): the phones are read at
         # most once a second, however often the list's long poll answers.
@@ -131,11 +136,6 @@ def main():
         report["burst"] = {"pushes": args.burst, "seconds": round(time.monotonic() - started, 2),
                            "phoneReads": page.eval("window.fakeAPNs.phoneRefresh.reads") - before["reads"]}
         sender.close()
-        if args.screenshot:
-            page.eval(f"{card(BACKGROUND)}.querySelector('.lint .finding').open = true")
-            shot = page.call("Page.captureScreenshot", format="png")
-            with open(args.screenshot, "wb") as file:
-                file.write(base64.b64decode(shot["data"]))
     print(json.dumps(report))
 
 
