@@ -139,15 +139,21 @@ def cards(expression="true"):
     return f"[...document.querySelectorAll('#list article')].filter(c => {expression}).length"
 
 
-def main():
+def arguments():
+    """The options every page driver takes: the daemon's executable and ports, and a screenshot file."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--fake-apns", required=True)
     parser.add_argument("--web", type=int, required=True)
     parser.add_argument("--http2", type=int, required=True)
     parser.add_argument("--gateway", type=int, required=True)
+    parser.add_argument("--screenshot")
+    return parser
+
+
+def main():
+    parser = arguments()
     parser.add_argument("--bulk", type=int, default=10000)
     parser.add_argument("--rate", type=int, default=1000)
-    parser.add_argument("--screenshot")
     args = parser.parse_args()
     report = {}
     with chromium() as page:

@@ -16,10 +16,10 @@ Then a burst of `--burst` pushes counts how often the page read the phones meanw
 Usage: web_page_phone_driver.py --fake-apns PATH --web PORT --http2 PORT --gateway PORT
                                 [--burst 3000] [--screenshot FILE]
 """
-import argparse, base64, json, os, sys, time, urllib.error
+import base64, json, os, sys, time, urllib.error
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from web_page_driver import BinarySender, chromium, control, send
+from web_page_driver import BinarySender, arguments, chromium, control, send
 
 PHONE = "e5" * 32
 FIRST = "11111111-2222-4333-8444-000000000001"
@@ -48,13 +48,8 @@ ENTRIES = """[...p.querySelectorAll('.entries li')].map(e => ({app: e.querySelec
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--fake-apns", required=True)
-    parser.add_argument("--web", type=int, required=True)
-    parser.add_argument("--http2", type=int, required=True)
-    parser.add_argument("--gateway", type=int, required=True)
+    parser = arguments()
     parser.add_argument("--burst", type=int, default=3000)
-    parser.add_argument("--screenshot")
     args = parser.parse_args()
     report = {}
     with chromium() as page:
