@@ -102,6 +102,27 @@ def main():
         page.until(phone(f"p.querySelector('.log h3') !== null && p.querySelector('.log h3').textContent.includes('{FIRST}')"),
                    "the first push's log")
         report["firstLog"] = page.eval(phone(STEPS))
+        # A Live Activity starts and a badge comes: the phone draws the daemon's screen as it is.
+        send(args, "--port", str(args.http2), "--token", PHONE, "--topic", "com.example.app.push-type.liveactivity",
+             "--push-type", "liveactivity", "--json", json.dumps({"aps": {
+                 "event": "start", "timestamp": int(time.time()), "attributes-type": "ScoreAttributes",
+                 "attributes": {"team": "<b>A</b>"}, "content-state": {"score": "0-0"}, "alert": {"title": "Kick-off"}}}))
+        send(args, "--port", str(args.http2), "--token", PHONE, "--topic", "com.example.app", "--title", "Badge",
+             "--alert", "three", "--badge", "3")
+        page.until(phone("p.querySelector('.activities li') !== null && p.querySelector('.badges') !== null"),
+                   "the Live Activity and the badge on the phone")
+        report["screen"] = page.eval(phone("""({
+            activities: [...p.querySelectorAll('.activities li')].map(a => ({bundle: a.querySelector('.app').textContent,
+                state: a.querySelector('.state').textContent, contentState: JSON.parse(a.querySelector('.content-state').textContent)})),
+            badges: Object.fromEntries([...p.querySelectorAll('.badges dt')].map(d => [d.textContent, Number(d.nextElementSibling.textContent)])),
+            wakes: [...p.querySelectorAll('.wakes li .app')].map(w => w.textContent),
+            titles: [...p.querySelectorAll('.entries .title')].map(t => t.textContent)})"""))
+        screen = control(args.web, "GET", f"/api/v1/devices/{PHONE}/screen")
+        report["screenFromAPI"] = {
+            "activities": [{"bundle": a["bundle"], "state": a["state"], "contentState": a["contentState"]} for a in screen["liveActivities"]],
+            "badges": screen["badges"], "wakes": [w["bundle"] for w in screen["wakes"]],
+            "titles": [e["title"] for e in screen["notificationCenter"] if e["title"]]}
+
         for name, apns_id in (("firstLogFromAPI", FIRST), ("secondLogFromAPI", SECOND)):
             entries = control(args.web, "GET", f"/api/v1/devices/{PHONE}/log?apns-id={apns_id}")["entries"]
             report[name] = [entry["status"] for entry in entries]

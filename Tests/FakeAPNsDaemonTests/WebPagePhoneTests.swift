@@ -52,6 +52,13 @@ final class WebPagePhoneTests: XCTestCase {
         XCTAssertTrue(strings(report["firstLog"]).contains("Overwritten"), "the first push's log")
         XCTAssertEqual(strings(report["firstLog"]), strings(report["firstLogFromAPI"]))
 
+        let screen = try XCTUnwrap(report["screen"])
+        XCTAssertEqual(screen["activities"]?[0]?["contentState"]?["score"]?.stringValue, "0-0", "the Live Activity's content-state")
+        XCTAssertEqual(screen["activities"]?[0]?["state"]?.stringValue, "active")
+        XCTAssertEqual(screen["badges"]?["com.example.app"]?.intValue, 3)
+        XCTAssertEqual(screen["titles"]?[0]?.stringValue, "Badge", "newest first")
+        XCTAssertEqual(screen, report["screenFromAPI"], "the phone draws the daemon's screen: activities, badges, wakes, entries")
+
         let fromAPI = try XCTUnwrap(report["lintFromAPI"]?.arrayValue)
         XCTAssertTrue(
             fromAPI.contains { $0["rule"]?.stringValue == "background-priority-10" && $0["level"]?.stringValue == "error" },
