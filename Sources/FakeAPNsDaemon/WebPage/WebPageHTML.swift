@@ -57,7 +57,7 @@ extension WebPage {
 <button id="more" type="button" hidden>Show more</button>
 </div>
 <aside id="phones" aria-labelledby="phones-heading">
-  <h2 id="phones-heading">Phones <button id="refresh-phones" type="button">Refresh</button></h2>
+  <div class="phones-head"><h2 id="phones-heading">Phones</h2><button id="refresh-phones" type="button">Refresh</button></div>
   <p id="phones-hint" class="hint" hidden>No phone described: <code>PATCH /api/v1/devices/&lt;token&gt;</code> with <code>{"online":false}</code> describes one.</p>
   <p id="phones-more" class="hint" hidden></p>
   <div id="phone-list"></div>

@@ -44,7 +44,8 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; font-family
 .finding ul { margin: .2em 0; padding-left: 1.2em; }
 .finding.error summary { background: var(--bad); } .finding.warning summary { background: #b25000; } .finding.info summary { background: #0060c0; }
 #phones { flex: 0 1 330px; min-width: 0; }
-#phones h2 { font-size: 1em; margin: 0 0 .4em; display: flex; justify-content: space-between; align-items: baseline; }
+.phones-head { display: flex; justify-content: space-between; align-items: baseline; margin: 0 0 .4em; }
+.phones-head h2 { font-size: 1em; margin: 0; }
 .hint { color: var(--muted); font-size: 12px; margin: .3em 0; overflow-wrap: anywhere; }
 .phone { margin: 0 0 1em; padding: .7em .6em 1.2em; min-height: 420px; border: 9px solid #1c1c1e; border-radius: 38px; background: var(--bg); box-shadow: 0 2px 8px rgba(0,0,0,.25); }
 .status-bar { display: flex; flex-wrap: wrap; gap: .3em; align-items: baseline; font-size: 12px; padding: 0 .5em .4em; }
