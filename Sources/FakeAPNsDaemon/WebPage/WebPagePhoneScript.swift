@@ -3,9 +3,11 @@ extension WebPage {
     // from its device object (settings and screen), with the delivery log of the selected push.
     // They are read again when the notifications' long poll answers (something arrived, or its
     // wait ended), at most once a second, after the page's own changes, and on Refresh; a panel
-    // whose answers did not change keeps its nodes (and the reader's focus).
+    // whose answers did not change keeps its nodes (and the reader's focus). The device list
+    // carries the whole registry too, so it is read again at most once a second per 1,000
+    // registered devices (100,000 of them answer 15 MB), and always on Refresh.
     static let phoneScript = #"""
-const PHONES = 12, PHONE_GAP = 1000;
+const PHONES = 12, PHONE_GAP = 1000, LIST_DEVICES_A_SECOND = 1000;
 
 function phonePath(token) { return "/api/v1/devices/" + encodeURIComponent(token); }
 
@@ -35,9 +37,11 @@ function phonesMayHaveChanged() {
   refresh.timer = setTimeout(() => { refresh.timer = null; refreshPhones(); }, wait);
 }
 
-// One read at a time; a refresh asked for during one runs once after it.
-async function refreshPhones() {
+// One read at a time; a refresh asked for during one runs once after it. `relist`: read the
+// device list whenever it was last read.
+async function refreshPhones(relist) {
   const refresh = state.phoneRefresh;
+  if (relist === true) refresh.relist = true;
   if (refresh.running) { refresh.again = true; return; }
   refresh.running = true;
   try {
@@ -45,7 +49,9 @@ async function refreshPhones() {
       refresh.again = false;
       refresh.last = performance.now();
       refresh.reads += 1;
-      await drawPhones();
+      const forced = refresh.relist;
+      refresh.relist = false;
+      await drawPhones(forced);
     } while (refresh.again);
   } catch (error) {
     showError(error);
@@ -54,8 +60,21 @@ async function refreshPhones() {
   }
 }
 
-async function drawPhones() {
-  const tokens = phoneTokensOf(await api("GET", "/api/v1/devices"));
+async function listedPhones(forced) {
+  const list = state.phoneList;
+  if (forced || performance.now() - list.readAt >= list.gap) {
+    const response = await api("GET", "/api/v1/devices");
+    list.tokens = phoneTokensOf(response);
+    list.readAt = performance.now();
+    list.reads += 1;
+    const registered = Array.isArray(response.devices) ? response.devices.length : 0;
+    list.gap = PHONE_GAP * Math.max(1, registered / LIST_DEVICES_A_SECOND);
+  }
+  return list.tokens;
+}
+
+async function drawPhones(forced) {
+  const tokens = await listedPhones(forced);
   const shown = tokens.slice(0, PHONES);
   const devices = await Promise.all(shown.map((token) => api("GET", phonePath(token)).catch(() => null)));
   const selected = state.selected;
@@ -84,10 +103,14 @@ async function drawPhones() {
   }
 }
 
+// A time on the phone's clock, which a test may have moved days away: the date too when it is
+// not today's.
 function timeView(text) {
   const date = text ? new Date(text) : null;
-  const node = el("time", null, date && !isNaN(date) ? date.toLocaleTimeString() : "");
-  if (text) node.dateTime = text;
+  const valid = date !== null && !isNaN(date);
+  const today = valid && date.toDateString() === new Date().toDateString();
+  const node = el("time", null, valid ? (today ? date.toLocaleTimeString() : date.toLocaleString()) : "");
+  if (text) { node.dateTime = text; node.title = text; }
   return node;
 }
 

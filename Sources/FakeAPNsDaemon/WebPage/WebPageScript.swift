@@ -60,7 +60,8 @@ const state = {
   notifications: [], rejections: [], since: { notifications: 0, rejections: 0 },
   dropped: { notifications: 0, rejections: 0 }, paused: false, shown: PAGE, expanded: new Set(),
   generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: [],
-  phoneTokens: new Set(), phoneViews: new Map(), selected: null, phoneRefresh: { running: false, again: false, last: -Infinity, timer: null, reads: 0 }
+  phoneTokens: new Set(), phoneViews: new Map(), selected: null, phoneRefresh: { running: false, again: false, relist: false, last: -Infinity, timer: null, reads: 0 },
+  phoneList: { tokens: [], readAt: -Infinity, gap: 0, reads: 0 }
 };
 window.fakeAPNs = state;
 const $ = (id) => document.getElementById(id);
@@ -404,7 +405,7 @@ function start() {
     $("live-state").textContent = state.paused ? "paused" : "live";
     $("live-state").classList.toggle("paused", state.paused);
     schedule();
-    if (!state.paused) refreshPhones();
+    if (!state.paused) refreshPhones(true);
   });
   $("clear").addEventListener("click", () => act(async () => {
     await api("DELETE", "/api/v1/notifications");
@@ -434,7 +435,7 @@ function start() {
   let last = performance.now();
   const tick = (now) => { state.frameGaps.push(now - last); if (state.frameGaps.length > 5000) state.frameGaps.shift(); last = now; requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
-  $("refresh-phones").addEventListener("click", () => refreshPhones());
+  $("refresh-phones").addEventListener("click", () => refreshPhones(true));
   follow("notifications");
   follow("rejections");
   refreshPhones();
