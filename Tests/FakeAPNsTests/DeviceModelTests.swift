@@ -137,3 +137,44 @@ final class DeviceModelTests: DeviceModelTestCase {
         XCTAssertEqual(statuses(after), [.received, .deliveredToDevice])
     }
 }
+
+/// The model on the real clock (here a clock the test turns without telling the model), and
+/// the binary gateway's pushes.
+final class DeviceModelClockTests: DeviceModelTestCase {
+    private let wallClock = Locked<Date>(Date())
+
+    override var configuration: FakeAPNsServer.Configuration {
+        var configuration = FakeAPNsServer.Configuration()
+        let wallClock = wallClock
+        configuration.clock = { wallClock.withLock { $0 } }
+        return configuration
+    }
+
+    func testWithTheRealClockTheModelCatchesUpWhenItIsRead() throws {
+        phone.update { $0.isOnline = false }
+        let stored = try send(#"{"aps":{"alert":"stored"}}"#)
+        XCTAssertFalse(server.clock.isManual)
+        wallClock.withLock { $0 += 31 * 24 * 3600 }
+        XCTAssertEqual(statuses(stored), [.received, .storedDeviceOffline, .discardedExpired])
+        let entries = phone.log(apnsID: stored)
+        XCTAssertEqual(entries[2].at.timeIntervalSince(entries[0].at), 30 * 24 * 3600, accuracy: 1)
+    }
+
+    func testTheBinaryGatewaysPushesShareOneSlot() throws {
+        phone.update { $0.isOnline = false }
+        let sender = try fixture.binaryClient()
+        let expiration = UInt32(now + 3600)
+        for identifier in UInt32(1)...2 {
+            try sender.send(BinaryEncoder.enhanced(
+                identifier: identifier, expiration: expiration, token: Self.token,
+                payload: Array(#"{"aps":{"alert":"binary \#(identifier)"}}"#.utf8)))
+        }
+        let sent = try server.notifications.pop(count: 2, timeout: .seconds(5))
+        let first = phone.log.filter { $0.sequenceNumber == sent[0].sequenceNumber }.map(\.status)
+        XCTAssertEqual(first, [.received, .storedDeviceOffline, .overwritten])
+        phone.update { $0.isOnline = true }
+        let delivered = try phone.deliveries.pop(timeout: .seconds(2))
+        XCTAssertEqual(delivered.notification.identifier, 2)
+        XCTAssertEqual(phone.screen.notificationCenter.map(\.identifier), ["#\(sent[1].sequenceNumber)"])
+    }
+}

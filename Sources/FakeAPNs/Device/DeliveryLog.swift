@@ -31,7 +31,8 @@ public enum DeliveryStatus: String, Sendable, Hashable, CaseIterable, CustomStri
     /// held background slot).
     case overwritten = "Overwritten"
     /// The model's own: the phone holds or drops it for a budget (background pushes per hour,
-    /// Live Activity updates per hour), or for Low Power Mode or Background App Refresh.
+    /// Live Activity updates per hour), or for Low Power Mode or Background App Refresh; or
+    /// does not deliver a force-quit app's background push (the detail says which).
     case throttled = "Throttled"
     /// The model's own: a Live Activity update the phone ignores (stale timestamp, ended
     /// activity).

@@ -68,10 +68,11 @@ extension DeviceModel {
         if let old = phone.channelSlots[channel] {
             note(.overwritten, old.notification, on: phone, at: now, channelID: channel,
                 detail: "overwritten by \(Self.name(of: notification))")
+        } else {
+            makeRoom(on: phone, forChannel: true, at: now)
         }
-        makeRoom(on: phone, keeping: nil, channel: channel, at: now)
         phone.channelSlots[channel] = StoredPush(
-            notification: notification, reason: .storedDeviceOffline, until: until, channelID: channel)
+            notification: notification, reason: .storedDeviceOffline, expiresAt: until, channelID: channel)
         note(.storedDeviceOffline, notification, on: phone, at: now, channelID: channel)
     }
 
@@ -107,8 +108,8 @@ extension DeviceModel {
         let key = notification.topic
         note(reason, notification, on: phone, at: now)
         guard var old = phone.slots[key] else {
-            makeRoom(on: phone, keeping: key, channel: nil, at: now)
-            phone.slots[key] = StoredPush(notification: notification, reason: reason, until: until)
+            makeRoom(on: phone, forChannel: false, at: now)
+            phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until)
             return
         }
         find(.offlineBurst, "the phone already stores \(Self.name(of: old.notification)) for \(key ?? "this app"); it keeps one push per app")
@@ -120,7 +121,7 @@ extension DeviceModel {
         }
         if keepNew {
             note(.overwritten, old.notification, on: phone, at: now, detail: "overwritten by \(Self.name(of: notification))")
-            phone.slots[key] = StoredPush(notification: notification, reason: reason, until: until, offered: old.offered)
+            phone.slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until, offered: old.offered)
         } else {
             note(.overwritten, notification, on: phone, at: now,
                 detail: "the seeded storage choice kept \(Self.name(of: old.notification))")
@@ -129,14 +130,15 @@ extension DeviceModel {
     }
 
     /// Drops the oldest slot's push when the phone already stores pushes for the most slots
-    /// and a new slot is about to be taken.
-    private func makeRoom(on phone: PhoneState, keeping key: String?, channel: String?, at now: Date) {
+    /// and a new slot (a topic's, or a channel's) is about to be taken: the oldest of the same
+    /// kind when there is one.
+    private func makeRoom(on phone: PhoneState, forChannel: Bool, at now: Date) {
         let taken = phone.slots.count + phone.channelSlots.count
         guard taken >= PhoneState.Bounds.storageSlots else { return }
         let detail = "the phone stores pushes for at most \(PhoneState.Bounds.storageSlots) topics and channels: the oldest is dropped"
         let oldestSlot = phone.slots.min { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }
-        let oldestChannel = phone.channelSlots.min { $0.value.until < $1.value.until }
-        if let oldestSlot, oldestChannel == nil || channel == nil {
+        let oldestChannel = phone.channelSlots.min { $0.value.expiresAt < $1.value.expiresAt }
+        if let oldestSlot, oldestChannel == nil || !forChannel {
             phone.slots[oldestSlot.key] = nil
             note(.overwritten, oldestSlot.value.notification, on: phone, at: now, detail: detail)
         } else if let oldestChannel {
@@ -160,7 +162,11 @@ extension DeviceModel {
             } else if app.authorization == .denied, !Self.isBackground(notification) {
                 phone.slots[key] = nil
                 note(.discardedDisabledFromStorage, notification, on: phone, at: now)
-            } else if storageReason(notification, phone.settings) == nil {
+            } else if let reason = storageReason(notification, phone.settings) {
+                guard reason != stored.reason else { continue }
+                phone.slots[key]?.reason = reason
+                note(reason, notification, on: phone, at: now)
+            } else {
                 phone.slots[key] = nil
                 arrive(notification, on: phone, at: now, fromStorage: true)
             }
@@ -194,8 +200,8 @@ extension DeviceModel {
             guard let date, next == nil || date < next!.at else { return }
             next = (date, event())
         }
-        for (key, stored) in phone.slots { consider(stored.until, .slotExpires(key)) }
-        for (channel, stored) in phone.channelSlots { consider(stored.until, .channelSlotExpires(channel)) }
+        for (key, stored) in phone.slots { consider(stored.expiresAt, .slotExpires(key)) }
+        for (channel, stored) in phone.channelSlots { consider(stored.expiresAt, .channelSlotExpires(channel)) }
         for (bundle, held) in phone.held where held.byBudget {
             consider(budgetRefill(for: bundle, on: phone), .budgetRefills(bundle))
         }

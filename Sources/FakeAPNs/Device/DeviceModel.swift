@@ -29,6 +29,10 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     var played: [DeliveryLogEntry] = []
     /// The model's findings of the push being played by the stage (nil: none is).
     var findings: [LintFinding]?
+    /// The earliest transition due on any phone, as of the last look; `stale` once anything
+    /// changed since, so a batch looks again only when it may find something.
+    private var earliestDue: Date?
+    var dueIsStale = false
 
     /// A model that keeps `logLimit` log entries per phone, judges time by `clock`, reads
     /// `history` (inside the lock) to catch a phone up on what was sent before a test first
@@ -93,6 +97,8 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         for phone in phones.values { phone.deliveries.removeAll() }
         phones = [:]
         played = []
+        earliestDue = nil
+        dueIsStale = false
     }
 
     // MARK: Phones
@@ -108,6 +114,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     package func update(_ token: DeviceToken, to new: DeviceSettings) {
         withPhone(token) { phone, now in
             if new.storage != phone.settings.storage { phone.generator = nil }
+            dueIsStale = true
             phone.settings = new
             settle(phone, at: now)
         }
@@ -139,7 +146,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     }
 
     package func log(of token: DeviceToken) -> [DeliveryLogEntry] {
-        withPhone(token) { phone, _ in phone.log }
+        withPhone(token) { phone, _ in Array(phone.log.items) }
     }
 
     /// Every phone's steps of the push with this `apns-unique-id` (a broadcast's reach many).
@@ -148,7 +155,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         return lock.withLock {
             unlockedAdvance(to: clock.currentDate)
             flushPlayed()
-            return phones.values.flatMap { $0.log.filter { $0.uniqueID?.lowercased() == wanted } }
+            return phones.values.flatMap { $0.log.items.filter { $0.uniqueID?.lowercased() == wanted } }
                 .sorted { ($0.at, $0.sequenceNumber) < ($1.at, $1.sequenceNumber) }
         }
     }
@@ -190,7 +197,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     private func describe(_ token: DeviceToken) -> PhoneState {
         let capacity = min(retention ?? logLimit, logLimit)
         let phone = PhoneState(
-            token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity))
+            token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity), logLimit: logLimit)
         phones[token] = phone
         for notification in history() {
             phone.replayedThrough = max(phone.replayedThrough, notification.sequenceNumber)
@@ -203,14 +210,16 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
 
     /// Plays, in time order, every transition due by `now` on every described phone.
     func unlockedAdvance(to now: Date) {
-        guard !phones.isEmpty else { return }
+        guard !phones.isEmpty, dueIsStale || earliestDue.map({ $0 <= now }) == true else { return }
         while true {
             var next: (at: Date, phone: PhoneState, event: DueEvent)?
             for phone in phones.values {
-                guard let due = nextDue(on: phone), due.at <= now else { continue }
+                guard let due = nextDue(on: phone) else { continue }
                 if next == nil || due.at < next!.at { next = (due.at, phone, due.event) }
             }
-            guard let next else { return }
+            dueIsStale = false
+            earliestDue = next?.at
+            guard let next, next.at <= now else { return }
             fire(next.event, on: next.phone, at: next.at)
         }
     }
@@ -225,8 +234,8 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
             status: status, at: date, deviceToken: phone.token, topic: notification.topic, apnsID: notification.apnsID,
             uniqueID: notification.uniqueID, sequenceNumber: notification.sequenceNumber,
             channelID: channelID ?? notification.channelID, detail: detail)
-        phone.log.append(entry)
-        if phone.log.count > logLimit { phone.log.removeFirst(phone.log.count - logLimit) }
+        dueIsStale = true
+        phone.log.append(contentsOf: [entry])
         played.append(entry)
     }
 

@@ -83,7 +83,8 @@ public struct AppSettings: Sendable, Hashable {
 
     /// The user's choice for the app's notifications.
     public enum Authorization: String, Sendable, Hashable, CaseIterable {
-        /// Notifications off: APNs discards the app's pushes ("Discarded - Disabled").
+        /// Notifications off: APNs discards the app's pushes ("Discarded - Disabled"), but for
+        /// background pushes, which need no permission and still wake the app.
         case denied
         /// Delivered quietly: to the notification centre only, no banner, no sound.
         case provisional
@@ -104,6 +105,13 @@ public struct AppSettings: Sendable, Hashable {
 
     /// What a foreground app asks the system to show.
     public enum Presentation: String, Sendable, Hashable, CaseIterable {
-        case banner, list, sound, badge
+        /// A banner (it presents).
+        case banner
+        /// An entry in the notification centre, without a banner.
+        case list
+        /// Its sound.
+        case sound
+        /// Its badge.
+        case badge
     }
 }

@@ -27,7 +27,7 @@ final class PhoneState {
     /// history): the stage plays only later ones.
     var replayedThrough: UInt64 = 0
     /// The delivery log, oldest first, at most the model's log limit.
-    var log: [DeliveryLogEntry] = []
+    var log: BoundedQueue<DeliveryLogEntry>
     /// Stored pushes, one per topic (nil: the binary gateway's pushes, which have none).
     var slots: [String?: StoredPush] = [:]
     /// Stored broadcast messages, one per channel.
@@ -44,9 +44,10 @@ final class PhoneState {
     /// The generator of the seeded storage choice, made when the first choice is due.
     var generator: StorageGenerator?
 
-    init(token: DeviceToken, deliveries: Mailbox<DeviceDelivery>) {
+    init(token: DeviceToken, deliveries: Mailbox<DeviceDelivery>, logLimit: Int) {
         self.token = token
         self.deliveries = deliveries
+        log = BoundedQueue(capacity: logLimit)
     }
 
     /// What the phone shows now, its Live Activities oldest first.
@@ -63,7 +64,7 @@ struct StoredPush {
     /// `Stored - Device Offline` or `Stored - Power Considerations`.
     var reason: DeliveryStatus
     /// When it expires ("Discarded - Expired").
-    var until: Date
+    var expiresAt: Date
     /// A broadcast's channel.
     var channelID: String?
     /// How many pushes were offered to the slot while it was full (for the seeded choice).

@@ -23,15 +23,18 @@ public struct Screen: Sendable, Hashable {
 
 /// One entry of the notification centre.
 public struct NotificationCenterEntry: Sendable, Hashable {
-    /// The request identifier: the `apns-collapse-id`, or `apns-id` when there was none.
+    /// The request identifier: the `apns-collapse-id`, or `apns-id` when there was none
+    /// (`#<sequence number>` for the binary gateway's pushes, which have neither).
     public var identifier: String
     /// The app's bundle ID.
     public var bundleID: String
     /// The `apns-id` of the push shown now.
     public var apnsID: String?
-    /// The alert's title, subtitle and body as shown (the `loc-key` when localised).
+    /// The alert's title as shown (its `title-loc-key` when localised).
     public var title: String?
+    /// The alert's subtitle as shown (its `subtitle-loc-key` when localised).
     public var subtitle: String?
+    /// The alert's body as shown (its `loc-key` when localised).
     public var body: String?
     /// `thread-id`, which groups entries.
     public var threadID: String?
@@ -99,7 +102,14 @@ public struct AppWake: Sendable, Hashable {
 public struct LiveActivity: Sendable, Hashable {
     /// Where it is: active, stale (past its `stale-date`), ended, dismissed.
     public enum State: String, Sendable, Hashable, CaseIterable {
-        case active, stale, ended, dismissed
+        /// Running: its updates apply.
+        case active
+        /// Past its `stale-date`, until an update brings a later one.
+        case stale
+        /// Ended (an `end`, or 8 hours after it started): still shown, updates are ignored.
+        case ended
+        /// Gone from the Lock Screen.
+        case dismissed
     }
 
     /// The push token (the device token the pushes went to) or, for a broadcast, the channel.
@@ -112,8 +122,9 @@ public struct LiveActivity: Sendable, Hashable {
     public var contentState: String?
     /// The `timestamp` of the last update applied.
     public var timestamp: Date?
-    /// The `stale-date` and `dismissal-date` last sent.
+    /// The `stale-date` last sent.
     public var staleDate: Date?
+    /// The `dismissal-date` last sent.
     public var dismissalDate: Date?
 
     /// An activity.
