@@ -7,48 +7,34 @@ import XCTest
 import FakeAPNsTesting
 
 /// The helpers report under XCTest: failures reach the running test case at the caller's line.
-final class AssertionHelpersUnderXCTestTests: XCTestCase {
-    private var captured: [(String, Int)] = []
-    private var capturing = false
-
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
-        if capturing {
-            captured.append((description, lineNumber))
-        } else {
-            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
-        }
-    }
-
+final class AssertionHelpersUnderXCTestTests: FailureCapturingTestCase {
     func testExpectPopReportsATimeoutAsAnXCTestFailureAtTheCallersLine() {
         let box = Mailbox<Int>(noun: "number")
-        capturing = true
+        var value: Int? = 0
         let line = #line + 1
-        let value = box.expectPop(timeout: .milliseconds(10))
-        capturing = false
+        let captured = failures { value = box.expectPop(timeout: .milliseconds(10)) }
         XCTAssertNil(value)
         XCTAssertEqual(captured.count, 1)
-        XCTAssertEqual(captured.first?.1, line)
-        XCTAssertTrue(captured.first?.0.contains("Timed out") == true, "\(captured)")
+        XCTAssertEqual(captured.first?.line, line)
+        XCTAssertTrue(captured.first?.message.contains("Timed out") == true, "\(captured)")
     }
 
     func testExpectJSONReportsTheFirstDifference() {
         let payload = Payload(#"{"aps":{"alert":"Hi","badge":2}}"#)
-        capturing = true
-        payload.expectJSON(["aps": ["alert": "Hi", "badge": 2]])
-        payload.expectJSON(["aps": ["alert": "Hi", "badge": 3]])
-        capturing = false
+        let captured = failures {
+            payload.expectJSON(["aps": ["alert": "Hi", "badge": 2]])
+            payload.expectJSON(["aps": ["alert": "Hi", "badge": 3]])
+        }
         XCTAssertEqual(captured.count, 1)
-        XCTAssertTrue(captured.first?.0.contains("$.aps.badge: expected 3, found 2") == true, "\(captured)")
+        XCTAssertTrue(captured.first?.message.contains("$.aps.badge: expected 3, found 2") == true, "\(captured)")
     }
 
     func testExpectEmptyListsWhatIsQueued() {
         let box = Mailbox<Int>(noun: "number")
         box.expectEmpty()
         box.append(4)
-        capturing = true
-        box.expectEmpty()
-        capturing = false
-        XCTAssertTrue(captured.first?.0.contains("1 queued: 4") == true, "\(captured)")
+        let captured = failures { box.expectEmpty() }
+        XCTAssertTrue(captured.first?.message.contains("1 queued: 4") == true, "\(captured)")
     }
 
     func testExpectPopReturnsWhatArrived() {

@@ -15,43 +15,29 @@ private func push(_ payload: String, pushType: PushType? = .alert, sequenceNumbe
 }
 
 /// `expectNoLintFindings` reports under XCTest: each finding in the failure, at the caller's line.
-final class PushLintExpectationsUnderXCTestTests: XCTestCase {
+final class PushLintExpectationsUnderXCTestTests: FailureCapturingTestCase {
     private let fixture = ServerFixture()
-    private var captured: [(String, Int)] = []
-    private var capturing = false
-
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
-        if capturing {
-            captured.append((description, lineNumber))
-        } else {
-            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
-        }
-    }
 
     func testAPushWithFindingsFailsWithEachFindingAtTheCallersLine() {
         let flagged = push(#"{"aps":{"content-available":1,"badge":1}}"#, pushType: .background, sequenceNumber: 3)
-        capturing = true
         let line = #line + 1
-        flagged.expectNoLintFindings()
-        capturing = false
+        let captured = failures { flagged.expectNoLintFindings() }
         XCTAssertEqual(captured.count, 1)
-        XCTAssertEqual(captured.first?.1, line)
-        let message = captured.first?.0 ?? ""
+        XCTAssertEqual(captured.first?.line, line)
+        let message = captured.first?.message ?? ""
         XCTAssertTrue(message.contains("push #3 (apns-id e621e1f8-c36c-495a-93fc-0c247a3e6e5f"), message)
         XCTAssertTrue(message.contains("found 2: error background-priority-10: apns-priority 10"), message)
         XCTAssertTrue(message.contains("; error background-with-alert: a background push carries aps.badge"), message)
     }
 
-    func testACleanPushOrOneBelowTheLevelAsked() {
-        capturing = true
-        push(#"{"aps":{"alert":"Hi"}}"#).expectNoLintFindings(minimumLevel: .info)
-        push(#"{"aps":{"alert":"Hi","orderID":7}}"#).expectNoLintFindings(minimumLevel: .error)
-        capturing = false
-        XCTAssertEqual(captured.count, 0, "\(captured)")
-        capturing = true
-        push(#"{"aps":{"alert":"Hi","orderID":7}}"#).expectNoLintFindings()
-        capturing = false
-        XCTAssertTrue(captured.first?.0.contains("warning unknown-aps-key") == true, "\(captured)")
+    func testACleanPushOrOneBelowTheLevelAskedPasses() {
+        let none = failures {
+            push(#"{"aps":{"alert":"Hi"}}"#).expectNoLintFindings(minimumLevel: .info)
+            push(#"{"aps":{"alert":"Hi","orderID":7}}"#).expectNoLintFindings(minimumLevel: .error)
+        }
+        XCTAssertEqual(none.count, 0, "\(none)")
+        let warned = failures { push(#"{"aps":{"alert":"Hi","orderID":7}}"#).expectNoLintFindings() }
+        XCTAssertTrue(warned.first?.message.contains("warning unknown-aps-key") == true, "\(warned)")
     }
 
     func testTheServersHistoryFailsOnceListingEachFlaggedPush() throws {
@@ -66,21 +52,20 @@ final class PushLintExpectationsUnderXCTestTests: XCTestCase {
             XCTAssertEqual(try client.send(request).status, 200)
         }
         let received = try server.notifications.pop(count: 3, timeout: .seconds(5))
-        capturing = true
-        server.expectNoLintFindings(minimumLevel: .warning)
-        server.expectNoLintFindings(minimumLevel: .warning, since: received[2].sequenceNumber)
-        capturing = false
+        let captured = failures {
+            server.expectNoLintFindings(minimumLevel: .warning)
+            server.expectNoLintFindings(minimumLevel: .warning, since: received[2].sequenceNumber)
+        }
         XCTAssertEqual(captured.count, 1, "nothing after the last push: \(captured)")
-        let message = captured.first?.0 ?? ""
+        let message = captured.first?.message ?? ""
         XCTAssertTrue(message.contains("2 pushes have some:"), message)
-        XCTAssertTrue(message.contains("push #2 (apns-id \(received[1].apnsID ?? ""), topic com.example.app): 1: error background-priority-10"), message)
-        XCTAssertTrue(message.contains("push #3 (apns-id \(received[2].apnsID ?? ""), topic com.example.app): 1: warning missing-push-type"), message)
+        let background = "push #2 (apns-id \(received[1].apnsID ?? ""), topic com.example.app): 1: error background-priority-10"
+        XCTAssertTrue(message.contains(background), message)
+        let untyped = "push #3 (apns-id \(received[2].apnsID ?? ""), topic com.example.app): 1: warning missing-push-type"
+        XCTAssertTrue(message.contains(untyped), message)
         XCTAssertFalse(message.contains("push #1 "), message)
-        captured = []
-        capturing = true
-        server.expectNoLintFindings(minimumLevel: .error, since: received[1].sequenceNumber)
-        capturing = false
-        XCTAssertEqual(captured.count, 0, "#3's warning is below the level asked: \(captured)")
+        let errorsOnly = failures { server.expectNoLintFindings(minimumLevel: .error, since: received[1].sequenceNumber) }
+        XCTAssertEqual(errorsOnly.count, 0, "#3's warning is below the level asked: \(errorsOnly)")
     }
 }
 

@@ -83,6 +83,7 @@ final class PushLintTests: XCTestCase {
         let notification = push(#"{"aps":{"alert":"Hi","a\nb":1,"category":"x\r\ny","sound":"\u2028\n"}}"#)
         let found = findings(notification, app: app)
         XCTAssertEqual(found.map(\.rule.id), ["unknown-aps-key", "unregistered-category", "unknown-sound"])
+        guard found.count == 3 else { return }
         for finding in found {
             XCTAssertFalse(finding.message.contains { $0.isNewline }, finding.message)
         }
@@ -192,6 +193,7 @@ final class PushLintTests: XCTestCase {
     func testAKeyInsideAPSThatAppleDoesNotDefineIsAWarningEachNamed() {
         let found = findings(push(#"{"aps":{"alert":"Hi","orderID":7,"Badge":1}}"#))
         XCTAssertEqual(found.map(\.rule), [.unknownAPSKey, .unknownAPSKey])
+        guard found.count == 2 else { return }
         XCTAssertTrue(found[0].message.hasPrefix(#"aps key "orderID" is not one Apple defines"#), found[0].message)
         XCTAssertTrue(found[1].message.hasPrefix(#"aps key "Badge""#), found[1].message)
     }
@@ -259,6 +261,18 @@ final class PushLintTests: XCTestCase {
                 + " as active")
         let critical = push(#"{"aps":{"alert":"Hi","interruption-level":"critical"}}"#)
         XCTAssertEqual(rules(critical, app: AppBundle(entitlements: [.timeSensitive])), ["interruption-level-without-entitlement"])
+    }
+
+    func testACriticalSoundWithoutTheCriticalAlertsEntitlementIsAWarning() {
+        let app = AppBundle(entitlements: [.timeSensitive])
+        let found = findings(push(#"{"aps":{"alert":"Hi","sound":{"critical":1,"name":"default","volume":1}}}"#), app: app)
+        XCTAssertEqual(found.map(\.rule), [.interruptionLevelWithoutEntitlement])
+        XCTAssertTrue(found.first?.message.hasPrefix("sound critical 1 without the app's critical-alerts entitlement") == true)
+        let both = push(#"{"aps":{"alert":"Hi","interruption-level":"critical","sound":{"critical":1,"name":"default"}}}"#)
+        XCTAssertEqual(findings(both, app: app).count, 1, "one finding for one critical alert")
+        let entitled = AppBundle(entitlements: [.criticalAlerts])
+        XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi","sound":{"critical":1,"name":"default"}}}"#), app: entitled), [])
+        XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi","sound":{"critical":0,"name":"default"}}}"#), app: app), [])
     }
 
     func testAnEntitledPassiveOrUndescribedLevelIsNotWithoutEntitlement() {
@@ -367,6 +381,14 @@ final class PushLintTests: XCTestCase {
         let found = findings(push(#"{"aps":{"alert":"Hi"}}"#, pushType: nil))
         XCTAssertEqual(found.map(\.rule), [.missingPushType])
         XCTAssertTrue(found.first?.message.hasPrefix("no apns-push-type;") == true)
+    }
+
+    func testWithoutAPushTypeTheTopicsSuffixSaysWhatKindOfPushItIs() {
+        let voip = push(#"{"aps":{}}"#, pushType: nil, topic: Self.bundle + ".voip")
+        XCTAssertEqual(rules(voip), ["missing-push-type"], "a VoIP push shows nothing by design")
+        let live = push(#"{"aps":{"event":"update","content-state":{}}}"#, pushType: nil, topic: Self.bundle + ".push-type.liveactivity")
+        XCTAssertEqual(rules(live), ["live-activity-timestamp", "missing-push-type"])
+        XCTAssertEqual(rules(push(#"{"aps":{}}"#, pushType: nil)), ["renders-nothing", "missing-push-type"])
     }
 
     func testABinaryPushABroadcastOrATypedPushIsNotMissingItsPushType() {

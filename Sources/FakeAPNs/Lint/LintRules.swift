@@ -30,7 +30,8 @@ extension LintRule {
     /// A `category` the app has not registered: shown without buttons.
     public static let unregisteredCategory = LintRule(
         "unregistered-category", level: .warning, source: "Apple: Declaring your actionable notification types")
-    /// `time-sensitive` or `critical` without the entitlement: seen shown as `active`.
+    /// `time-sensitive` or `critical` (or a critical sound) without the entitlement: seen shown
+    /// as `active`.
     public static let interruptionLevelWithoutEntitlement = LintRule(
         "interruption-level-without-entitlement", level: .warning,
         source: "Apple: UNNotificationInterruptionLevel; UNAuthorizationOptions.criticalAlert")

@@ -54,14 +54,31 @@ private struct LintedPush {
         aps = notification.payload.aps
     }
 
+    /// The `apns-push-type` sent.
     var pushType: PushType? { notification.pushType }
 
+    /// The push type sent, or without one, the type the topic's suffix names (`.voip`,
+    /// `.complication`, `.push-type.liveactivity` …): clients older than push types send VoIP
+    /// pushes that way.
+    var impliedPushType: PushType? {
+        if let pushType { return pushType }
+        guard let topic = notification.topic else { return nil }
+        return PushType.known.first { type in
+            guard let suffix = type.topicSuffix, !suffix.isEmpty else { return false }
+            return topic.hasSuffix(suffix)
+        }
+    }
+
     /// Whether the phone takes this push for one that shows something: an `alert` push, or one
-    /// with no push type (binary, or HTTP/2 without the header) that is not `content-available`.
+    /// with no push type (binary, or HTTP/2 without the header, to a topic that names none)
+    /// that is not `content-available`.
     var isMeantToShow: Bool {
-        if let pushType { return pushType == .alert }
+        if let impliedPushType { return impliedPushType == .alert }
         return !aps.contentAvailable
     }
+
+    /// Whether this is a Live Activity's push.
+    var isLiveActivity: Bool { impliedPushType == .liveactivity }
 
     /// Whether `aps` holds an alert, a badge or a sound the phone can use.
     var showsSomething: Bool { aps.alert != nil || aps.badge != nil || aps.sound != nil }
@@ -171,24 +188,35 @@ private struct LintedPush {
     }
 
     func interruptionLevelWithoutEntitlement(in app: AppBundle?) -> [LintFinding] {
-        guard let entitlements = app?.entitlements, let level = aps.interruptionLevel else { return [] }
-        let needed: AppBundle.Entitlement
-        switch level {
-        case .timeSensitive: needed = .timeSensitive
-        case .critical: needed = .criticalAlerts
-        default: return []
+        guard let entitlements = app?.entitlements else { return [] }
+        let level = aps.interruptionLevel
+        let needed: AppBundle.Entitlement? =
+            switch level {
+            case .timeSensitive: .timeSensitive
+            case .critical: .criticalAlerts
+            default: nil
+            }
+        if let level, let needed, !entitlements.contains(needed) {
+            return [
+                LintFinding(
+                    .interruptionLevelWithoutEntitlement,
+                    "interruption-level \(quoted(level.rawValue)) without the app's \(needed.rawValue) entitlement;"
+                        + " the phone presents it as active")
+            ]
         }
-        guard !entitlements.contains(needed) else { return [] }
+        // A critical sound is a critical alert too, whatever the interruption level says.
+        let criticalSound = aps.sound?.critical == true || aps.alert?.sound?.critical == true
+        guard criticalSound, level != .critical, !entitlements.contains(.criticalAlerts) else { return [] }
         return [
             LintFinding(
                 .interruptionLevelWithoutEntitlement,
-                "interruption-level \(quoted(level.rawValue)) without the app's \(needed.rawValue) entitlement; the"
-                    + " phone presents it as active")
+                "sound critical 1 without the app's critical-alerts entitlement; the phone plays an ordinary sound,"
+                    + " which the mute switch silences")
         ]
     }
 
     func relevanceScoreOutOfRange() -> [LintFinding] {
-        guard pushType != .liveactivity, let score = aps.relevanceScore, !(0...1).contains(score),
+        guard !isLiveActivity, let score = aps.relevanceScore, !(0...1).contains(score),
             let sent = aps["relevance-score"]
         else { return [] }
         return [
@@ -212,7 +240,7 @@ private struct LintedPush {
     }
 
     func liveActivityUpdateWithoutTimestamp() -> [LintFinding] {
-        guard pushType == .liveactivity, aps.event == "update", aps.timestamp == nil else { return [] }
+        guard isLiveActivity, aps.event == "update", aps.timestamp == nil else { return [] }
         let what =
             aps["timestamp"].map { "aps.timestamp \(shown($0)) is not a whole number of seconds" }
             ?? "a Live Activity update without aps.timestamp"
@@ -224,7 +252,7 @@ private struct LintedPush {
     }
 
     func liveActivityStartIncomplete() -> [LintFinding] {
-        guard pushType == .liveactivity, aps.event == "start" else { return [] }
+        guard isLiveActivity, aps.event == "start" else { return [] }
         let missing = ["alert", "attributes-type", "attributes"].filter { aps[$0] == nil }
         guard !missing.isEmpty else { return [] }
         let named = missing.map { "aps.\($0)" }.joined(separator: ", ")
@@ -236,7 +264,7 @@ private struct LintedPush {
     }
 
     func contentStateTooLarge() -> [LintFinding] {
-        guard pushType == .liveactivity, let state = aps.contentState else { return [] }
+        guard isLiveActivity, let state = aps.contentState else { return [] }
         let size = state.serialized().utf8.count
         guard size > PushLint.maximumContentStateBytes else { return [] }
         return [
