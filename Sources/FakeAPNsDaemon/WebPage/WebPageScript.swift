@@ -60,7 +60,10 @@ const state = {
   notifications: [], rejections: [], since: { notifications: 0, rejections: 0 },
   dropped: { notifications: 0, rejections: 0 }, paused: false, shown: PAGE, expanded: new Set(),
   generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: [],
-  phoneTokens: new Set(), phoneViews: new Map(), selected: null, phoneRefresh: { running: false, again: false, relist: false, last: -Infinity, timer: null, reads: 0 },
+  // The phones (WebPagePhoneScript): the described tokens, each panel drawn, the selected push,
+  // and the reads of the phones and of the device list.
+  phoneTokens: new Set(), phoneViews: new Map(), selected: null,
+  phoneRefresh: { running: false, again: false, relist: false, last: -Infinity, timer: null, reads: 0 },
   phoneList: { tokens: [], readAt: -Infinity, gap: 0, reads: 0 }
 };
 window.fakeAPNs = state;
