@@ -1,7 +1,7 @@
 extension WebPage {
     static let style = #"""
-:root { color-scheme: light dark; --bg: #f2f2f7; --card: #fff; --muted: #6e6e73; --line: #d1d1d6; --bad: #c4302b; }
-@media (prefers-color-scheme: dark) { :root { --bg: #1c1c1e; --card: #2c2c2e; --muted: #a1a1a6; --line: #3a3a3c; } }
+:root { color-scheme: light dark; --bg: #f2f2f7; --card: #fff; --muted: #6e6e73; --line: #d1d1d6; --bad: #c4302b; --frame: #1c1c1e; }
+@media (prefers-color-scheme: dark) { :root { --bg: #1c1c1e; --card: #2c2c2e; --muted: #a1a1a6; --line: #3a3a3c; --frame: #636366; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 -apple-system, system-ui, sans-serif; background: var(--bg); }
 header { display: flex; align-items: baseline; gap: 1em; padding: .6em 1em; }
@@ -47,7 +47,7 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; font-family
 .phones-head { display: flex; justify-content: space-between; align-items: baseline; margin: 0 0 .4em; }
 .phones-head h2 { font-size: 1em; margin: 0; }
 .hint { color: var(--muted); font-size: 12px; margin: .3em 0; overflow-wrap: anywhere; }
-.phone { margin: 0 0 1em; padding: .7em .6em 1.2em; min-height: 420px; border: 9px solid #1c1c1e; border-radius: 38px; background: var(--bg); box-shadow: 0 2px 8px rgba(0,0,0,.25); }
+.phone { margin: 0 0 1em; padding: .7em .6em 1.2em; min-height: 420px; border: 9px solid var(--frame); border-radius: 38px; background: var(--bg); box-shadow: 0 2px 8px rgba(0,0,0,.25); }
 .status-bar { display: flex; flex-wrap: wrap; gap: .3em; align-items: baseline; font-size: 12px; padding: 0 .5em .4em; }
 .status-bar .token { flex: 1; }
 .status { display: flex; flex-wrap: wrap; gap: .3em; list-style: none; margin: 0; padding: 0; order: 3; flex-basis: 100%; }
