@@ -10,7 +10,7 @@ after it, notifications are streamed at `--rate` per second while the page is as
 Usage: web_page_driver.py --fake-apns PATH --web PORT --http2 PORT --gateway PORT
                           [--bulk 10000] [--rate 1000] [--screenshot FILE]
 """
-import argparse, base64, json, os, shutil, socket, ssl, struct, subprocess, tempfile, threading, time, urllib.request
+import argparse, base64, contextlib, json, os, shutil, socket, ssl, struct, subprocess, tempfile, threading, time, urllib.request
 import websocket
 
 TOKEN_A = "a1" * 32
@@ -55,6 +55,36 @@ class Page:
                 shown = self.eval("document.getElementById('list').innerText.slice(0, 2000)")
                 raise RuntimeError(f"timed out waiting for {what}; the list shows: {shown}")
             time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def chromium(width=1100, height=1000):
+    """A headless Chromium with one blank page, as a `Page`; the browser is stopped on exit."""
+    profile = tempfile.mkdtemp(prefix="fake-apns-chromium-")
+    browser = subprocess.Popen(
+        ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--no-first-run", "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(port_file) and open(port_file).read().count("\n") >= 1):
+            if time.monotonic() > deadline or browser.poll() is not None:
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.1)
+        devtools = int(open(port_file).read().split("\n")[0])
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{devtools}/json/list", timeout=30))
+        page = Page(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
+        page.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        page.call("Page.enable")
+        yield page
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def control(port, method, path, body=None):
@@ -109,35 +139,24 @@ def cards(expression="true"):
     return f"[...document.querySelectorAll('#list article')].filter(c => {expression}).length"
 
 
-def main():
+def arguments():
+    """The options every page driver takes: the daemon's executable and ports, and a screenshot file."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--fake-apns", required=True)
     parser.add_argument("--web", type=int, required=True)
     parser.add_argument("--http2", type=int, required=True)
     parser.add_argument("--gateway", type=int, required=True)
+    parser.add_argument("--screenshot")
+    return parser
+
+
+def main():
+    parser = arguments()
     parser.add_argument("--bulk", type=int, default=10000)
     parser.add_argument("--rate", type=int, default=1000)
-    parser.add_argument("--screenshot")
     args = parser.parse_args()
     report = {}
-    profile = tempfile.mkdtemp(prefix="fake-apns-chromium-")
-    browser = subprocess.Popen(
-        ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--no-first-run", "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = os.path.join(profile, "DevToolsActivePort")
-        deadline = time.monotonic() + 60
-        while not (os.path.exists(port_file) and open(port_file).read().count("\n") >= 1):
-            if time.monotonic() > deadline or browser.poll() is not None:
-                raise RuntimeError("chromium did not start its DevTools endpoint")
-            time.sleep(0.1)
-        devtools = int(open(port_file).read().split("\n")[0])
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{devtools}/json/list", timeout=30))
-        page = Page(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
-        page.call("Emulation.setDeviceMetricsOverride", width=1100, height=1000, deviceScaleFactor=1, mobile=False)
-        page.call("Page.enable")
-
+    with chromium() as page:
         # A full history first: the first render with it stored.
         sender = BinarySender(args.gateway)
         for start in range(0, args.bulk, 1000):
@@ -280,13 +299,6 @@ def main():
                             "longestFrameMilliseconds": round(max(gaps), 1) if gaps else None,
                             "frames": len(gaps)}
         sender.close()
-    finally:
-        browser.terminate()
-        try:
-            browser.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            browser.kill()
-        shutil.rmtree(profile, ignore_errors=True)
     print(json.dumps(report))
 
 

@@ -55,13 +55,7 @@ final class WebPageTests: XCTestCase {
 
     /// Opens the page in headless Chromium, then sends over both protocols and reads the DOM.
     func testThePageShowsWhatArrivesLiveInChromium() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-            (try? runTool("/usr/bin/python3", ["-c", "import websocket"]).status) == 0
-        else {
-            let message = "CHROMIUM IS MISSING: the web page test did not run; Scripts/install-dependencies.sh installs chromium and python3-websocket"
-            print(message)
-            throw XCTSkip(message)
-        }
+        try Self.requireChromium()
         let ports = try DaemonFixture.started(for: self).ports
         let screenshot = ProcessInfo.processInfo.environment["FAKEAPNS_WEB_SCREENSHOT"]
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("fake-apns-web-\(getpid()).png").path
@@ -125,5 +119,18 @@ final class WebPageTests: XCTestCase {
         let stream = try XCTUnwrap(report["stream"])
         XCTAssertLessThan(try XCTUnwrap(stream["evaluateMaxMilliseconds"]?.doubleValue), 2000, "the page answers during a stream of 1,000/s")
         XCTAssertTrue(FileManager.default.fileExists(atPath: screenshot))
+    }
+}
+
+extension WebPageTests {
+    /// Skips, loudly, when headless Chromium or its DevTools client is not installed.
+    static func requireChromium() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+            (try? runTool("/usr/bin/python3", ["-c", "import websocket"]).status) == 0
+        else {
+            let message = "CHROMIUM IS MISSING: the web page test did not run; Scripts/install-dependencies.sh installs chromium and python3-websocket"
+            print(message)
+            throw XCTSkip(message)
+        }
     }
 }

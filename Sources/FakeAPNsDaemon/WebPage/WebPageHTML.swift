@@ -51,8 +51,18 @@ extension WebPage {
   <table><tbody id="fault-list"></tbody></table>
 </section>
 <p id="error" class="error" hidden></p>
+<div class="columns">
+<div class="stream">
 <main id="list" aria-live="polite"></main>
 <button id="more" type="button" hidden>Show more</button>
+</div>
+<aside id="phones" aria-labelledby="phones-heading">
+  <div class="phones-head"><h2 id="phones-heading">Phones</h2><button id="refresh-phones" type="button">Refresh</button></div>
+  <p id="phones-hint" class="hint" hidden>No phone described: <code>PATCH /api/v1/devices/&lt;token&gt;</code> with <code>{"online":false}</code> describes one.</p>
+  <p id="phones-more" class="hint" hidden></p>
+  <div id="phone-list"></div>
+</aside>
+</div>
 </body>
 </html>
 """#

@@ -1,8 +1,12 @@
 extension WebPage {
+    /// The page's script: the live list, then the phones (``phoneScript``), then the call that
+    /// starts both.
+    static let script = listScript + phoneScript + "start();\n"
+
     // Every string from the daemon is drawn with textContent or as an attribute value, never as
     // markup. The live list is a long poll on each history (`since` the last sequence seen,
     // `wait`), so the page holds two waits at most and asks again only when something came.
-    static let script = #"""
+    static let listScript = #"""
 "use strict";
 const PAGE = 100, BATCH = 5000, WAIT = 25;
 const REASONS = {
@@ -55,7 +59,12 @@ const FORMATS = { simple: "binary command 0", enhanced: "binary command 1", fram
 const state = {
   notifications: [], rejections: [], since: { notifications: 0, rejections: 0 },
   dropped: { notifications: 0, rejections: 0 }, paused: false, shown: PAGE, expanded: new Set(),
-  generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: []
+  generation: 0, dirty: false, loaded: { notifications: false, rejections: false }, firstRender: null, frameGaps: [],
+  // The phones (WebPagePhoneScript): the described tokens, each panel drawn, the selected push,
+  // and the reads of the phones and of the device list.
+  phoneTokens: new Set(), phoneViews: new Map(), selected: null,
+  phoneRefresh: { running: false, again: false, relist: false, last: -Infinity, timer: null, reads: 0 },
+  phoneList: { tokens: [], readAt: -Infinity, gap: 0, reads: 0 }
 };
 window.fakeAPNs = state;
 const $ = (id) => document.getElementById(id);
@@ -135,11 +144,17 @@ function tokenView(token) {
   return node;
 }
 
-function details(item, key) {
-  const box = el("details");
+// A <details> that stays open across renders while the reader keeps it open.
+function disclosure(className, key, summary) {
+  const box = el("details", className);
   box.open = state.expanded.has(key);
   box.addEventListener("toggle", () => { if (box.open) state.expanded.add(key); else state.expanded.delete(key); });
-  box.append(el("summary", null, "Details"));
+  box.append(el("summary", null, summary));
+  return box;
+}
+
+function details(item, key) {
+  const box = disclosure(null, key, "Details");
   box.append(el("pre", "payload", item.payload !== undefined ? JSON.stringify(item.payload, null, 2) : (item.payloadText || "no payload")));
   const list = el("dl");
   for (const [name, value] of Object.entries(item)) {
@@ -179,6 +194,7 @@ function card(item) {
   const key = item._kind + item.sequence;
   const node = el("article", rejected ? "card rejection" : "card notification");
   node.dataset.sequence = item.sequence;
+  if (item.apnsID) node.dataset.apnsId = item.apnsID;
   const top = el("div", "top");
   top.append(el("span", "app", topicOf(item) || (item.format === "http2" ? "no topic" : "binary gateway")));
   const time = when(item);
@@ -202,7 +218,39 @@ function card(item) {
   if (a.sound !== undefined) tags.append(el("span", "tag", "sound " + (typeof a.sound === "object" ? JSON.stringify(a.sound) : a.sound)));
   tags.append(tokenView(item.token));
   node.append(tags);
+  if (Array.isArray(item.lint) && item.lint.length) node.append(lintView(item.lint, key));
+  if (!rejected && item.apnsID && state.phoneTokens.has(item.token)) {
+    const selected = isSelected(item.token, item.apnsID);
+    node.classList.toggle("selected", selected);
+    const show = el("button", "show-log", "Delivery log");
+    show.type = "button";
+    show.setAttribute("aria-pressed", String(selected));
+    show.addEventListener("click", () => select(item.token, item.apnsID));
+    node.append(show);
+  }
   node.append(details(item, key));
+  return node;
+}
+
+const LINT_LEVELS = ["error", "warning", "info"];
+
+// The push lint's findings: a badge per level, its messages on hover (title) and when opened.
+function lintView(findings, key) {
+  const node = el("div", "lint");
+  for (const level of LINT_LEVELS) {
+    const found = findings.filter((finding) => finding && finding.level === level);
+    if (!found.length) continue;
+    const box = disclosure("finding " + level, "lint-" + level + key, found.length + " " + level + (found.length > 1 && level !== "info" ? "s" : ""));
+    box.title = found.map((finding) => finding.rule + ": " + finding.message).join("\n");
+    const list = el("ul");
+    for (const finding of found) {
+      const line = el("li");
+      line.append(el("code", null, finding.rule), " " + (finding.message || ""));
+      list.append(line);
+    }
+    box.append(list);
+    node.append(box);
+  }
   return node;
 }
 
@@ -263,6 +311,7 @@ async function follow(kind) {
       if (count < BATCH) state.loaded[kind] = true;
       showError(null);
       schedule();
+      if (kind === "notifications") phonesMayHaveChanged();
       if (state.loaded[kind] && older > 0) {
         older = await backfill(kind, older);
       }
@@ -297,7 +346,7 @@ function mark(kind, item) {
 async function refreshDevices() {
   const response = await api("GET", "/api/v1/devices");
   $("strict").checked = response.strict;
-  const rows = response.devices.map((device) => {
+  const rows = response.devices.filter((device) => typeof device === "object").map((device) => {
     const row = el("tr");
     row.append(el("td", null, device.token), el("td", null, device.topic || "any topic"),
       el("td", null, device.environment || "any environment"),
@@ -359,6 +408,7 @@ function start() {
     $("live-state").textContent = state.paused ? "paused" : "live";
     $("live-state").classList.toggle("paused", state.paused);
     schedule();
+    if (!state.paused) refreshPhones(true);
   });
   $("clear").addEventListener("click", () => act(async () => {
     await api("DELETE", "/api/v1/notifications");
@@ -388,10 +438,11 @@ function start() {
   let last = performance.now();
   const tick = (now) => { state.frameGaps.push(now - last); if (state.frameGaps.length > 5000) state.frameGaps.shift(); last = now; requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
+  $("refresh-phones").addEventListener("click", () => refreshPhones(true));
   follow("notifications");
   follow("rejections");
+  refreshPhones();
 }
 
-start();
 """#
 }
