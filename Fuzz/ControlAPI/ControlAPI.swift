@@ -65,7 +65,7 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     }
     let expectedMethod: String
     switch command {
-    case .webAsset, .health, .metrics, .listDevices, .device, .listFeedback, .listFaults, .listDeliveries:
+    case .webAsset, .health, .metrics, .listDevices, .listPhones, .device, .listFeedback, .listFaults, .listDeliveries:
         expectedMethod = "GET"
     case .listNotifications(_, let page), .listRejections(_, let page):
         if let wait = page.wait {

@@ -142,6 +142,8 @@ final class ControlAPIPhoneTests: XCTestCase {
         let list = try control("GET", "/api/v1/devices")
         XCTAssertEqual(list.json["phones"], [.string(alice.hex)])
         XCTAssertEqual(list.json["devices"], [], "the registry's list is its own")
+        XCTAssertEqual(try control("GET", "/api/v1/phones").json, ["phones": [.string(alice.hex)]])
+        XCTAssertEqual(try control("POST", "/api/v1/phones").status, 405)
     }
 
     func testLaunchForceQuitAndReleaseBurstsAnswerTheDevice() throws {

@@ -194,6 +194,8 @@ struct ControlRoutes: Sendable {
                 "devices": .array(server.devices.devices.map(ControlJSON.device)),
                 "phones": .array(server.describedDevices.map { .string($0.hex) }),
             ])
+        case .listPhones:
+            return .json(200, ["phones": .array(server.describedDevices.map { .string($0.hex) })])
         case .device(let token):
             return .json(200, phone(token))
         case .registerDevice(let token, let topic, let environment):

@@ -115,6 +115,8 @@ enum ControlCommand: Sendable {
     case clearRejections
     case nextRejection(RejectionFilter, timeout: Duration)
     case listDevices
+    /// `GET /api/v1/phones`: the described phones' tokens only, however large the registry.
+    case listPhones
     case device(DeviceToken)
     case registerDevice(DeviceToken, topic: String?, environment: PushEnvironment?)
     /// `at`: nil means now (the decoder reads no clock).
@@ -269,6 +271,10 @@ extension ControlCommand {
                     try fields.token("token"), topic: try fields.string("topic", nonEmpty: true),
                     environment: try fields.environment("environment"))
             }
+        case ["api", "v1", "phones"]:
+            try allow("GET")
+            try query.expectNone()
+            self = .listPhones
         case ["api", "v1", "devices", "strict"]:
             try allow("PUT")
             try query.expectNone()

@@ -1,20 +1,18 @@
 extension WebPage {
-    // The phones beside the list: one panel per described phone (`GET /api/v1/devices`), drawn
-    // from its device object (settings and screen), with the delivery log of the selected push.
-    // They are read again when the notifications' long poll answers (something arrived, or its
-    // wait ended), at most once a second, after the page's own changes, and on Refresh; a panel
-    // whose answers did not change keeps its nodes (and the reader's focus). The device list
-    // carries the whole registry too, so it is read again at most once a second per 1,000
-    // registered devices (100,000 of them answer 15 MB), and always on Refresh.
+    // The phones beside the list: one panel per described phone (`GET /api/v1/phones`, the
+    // tokens only, whatever the registry holds), drawn from its device object (settings and
+    // screen), with the delivery log of the selected push. They are read again when the
+    // notifications' long poll answers (something arrived, or its wait ended), at most once a
+    // second, after the page's own changes, and on Refresh; a panel whose answers did not
+    // change keeps its nodes (and the reader's focus).
     static let phoneScript = #"""
-const PHONES = 12, PHONE_GAP = 1000, LIST_DEVICES_A_SECOND = 1000;
+const PHONES = 12, PHONE_GAP = 1000;
 
 function phonePath(token) { return "/api/v1/devices/" + encodeURIComponent(token); }
 
-// The described phones: `"phones":["<token>", …]` beside the device registry's `"devices"`
-// (objects, drawn by the Devices panel), or tokens listed in `"devices"` itself.
+// The described phones: `{"phones":["<token>", …]}`.
 function phoneTokensOf(response) {
-  const list = Array.isArray(response && response.phones) ? response.phones : (response && response.devices) || [];
+  const list = response && response.phones;
   return Array.isArray(list) ? list.filter((entry) => typeof entry === "string") : [];
 }
 
@@ -37,11 +35,9 @@ function phonesMayHaveChanged() {
   refresh.timer = setTimeout(() => { refresh.timer = null; refreshPhones(); }, wait);
 }
 
-// One read at a time; a refresh asked for during one runs once after it. `relist`: read the
-// device list whenever it was last read.
-async function refreshPhones(relist) {
+// One read at a time; a refresh asked for during one runs once after it.
+async function refreshPhones() {
   const refresh = state.phoneRefresh;
-  if (relist === true) refresh.relist = true;
   if (refresh.running) { refresh.again = true; return; }
   refresh.running = true;
   try {
@@ -49,9 +45,7 @@ async function refreshPhones(relist) {
       refresh.again = false;
       refresh.last = performance.now();
       refresh.reads += 1;
-      const forced = refresh.relist;
-      refresh.relist = false;
-      await drawPhones(forced);
+      await drawPhones();
     } while (refresh.again);
   } catch (error) {
     showError(error);
@@ -60,21 +54,15 @@ async function refreshPhones(relist) {
   }
 }
 
-async function listedPhones(forced) {
+async function listedPhones() {
   const list = state.phoneList;
-  if (forced || performance.now() - list.readAt >= list.gap) {
-    const response = await api("GET", "/api/v1/devices");
-    list.tokens = phoneTokensOf(response);
-    list.readAt = performance.now();
-    list.reads += 1;
-    const registered = Array.isArray(response.devices) ? response.devices.length : 0;
-    list.gap = PHONE_GAP * Math.max(1, registered / LIST_DEVICES_A_SECOND);
-  }
+  list.tokens = phoneTokensOf(await api("GET", "/api/v1/phones"));
+  list.reads += 1;
   return list.tokens;
 }
 
-async function drawPhones(forced) {
-  const tokens = await listedPhones(forced);
+async function drawPhones() {
+  const tokens = await listedPhones();
   const shown = tokens.slice(0, PHONES);
   const devices = await Promise.all(shown.map((token) => api("GET", phonePath(token)).catch(() => null)));
   const selected = state.selected;

@@ -63,8 +63,8 @@ const state = {
   // The phones (WebPagePhoneScript): the described tokens, each panel drawn, the selected push,
   // and the reads of the phones and of the device list.
   phoneTokens: new Set(), phoneViews: new Map(), selected: null,
-  phoneRefresh: { running: false, again: false, relist: false, last: -Infinity, timer: null, reads: 0 },
-  phoneList: { tokens: [], readAt: -Infinity, gap: 0, reads: 0 }
+  phoneRefresh: { running: false, again: false, last: -Infinity, timer: null, reads: 0 },
+  phoneList: { tokens: [], reads: 0 }
 };
 window.fakeAPNs = state;
 const $ = (id) => document.getElementById(id);
@@ -408,7 +408,7 @@ function start() {
     $("live-state").textContent = state.paused ? "paused" : "live";
     $("live-state").classList.toggle("paused", state.paused);
     schedule();
-    if (!state.paused) refreshPhones(true);
+    if (!state.paused) refreshPhones();
   });
   $("clear").addEventListener("click", () => act(async () => {
     await api("DELETE", "/api/v1/notifications");
@@ -438,7 +438,7 @@ function start() {
   let last = performance.now();
   const tick = (now) => { state.frameGaps.push(now - last); if (state.frameGaps.length > 5000) state.frameGaps.shift(); last = now; requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
-  $("refresh-phones").addEventListener("click", () => refreshPhones(true));
+  $("refresh-phones").addEventListener("click", () => refreshPhones());
   follow("notifications");
   follow("rejections");
   refreshPhones();
