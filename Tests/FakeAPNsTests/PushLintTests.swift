@@ -98,6 +98,18 @@ final class PushLintTests: XCTestCase {
         XCTAssertEqual(notification.lintFindings.map(\.rule), [.missingPushType])
     }
 
+    func testAnAppsBundleIsFoundByTheTopicOfEachOfItsPushTypes() {
+        let apps = AppCatalog()
+        apps[Self.bundle] = AppBundle(sounds: ["chime.caf"])
+        let suffixes = PushType.known.compactMap(\.topicSuffix)
+        XCTAssertEqual(suffixes.count, 10)
+        for suffix in suffixes {
+            XCTAssertEqual(apps[Self.bundle + suffix]?.sounds, ["chime.caf"], "topic \(Self.bundle + suffix)")
+        }
+        XCTAssertNil(apps["com.example.other.voip"])
+        XCTAssertNil(apps["com.example.app.voip.extra"], "a suffix counts at the end only")
+    }
+
     func testEveryRuleHasAStableIDAndASource() {
         XCTAssertEqual(LintRule.all.count, 17)
         XCTAssertEqual(Set(LintRule.all.map(\.id)).count, 17)

@@ -28,19 +28,11 @@ public struct AppBundle: Sendable, Hashable {
         case criticalAlerts = "critical-alerts"
     }
 
-    /// The bundle ID of `topic`: the topic without a `.push-type.*` or `.voip`, `.complication`
-    /// suffix.
+    /// The bundle ID of `topic`: the topic without the suffix of a push type (`.voip`,
+    /// `.push-type.liveactivity`, `.location-query` …, ``PushType/topicSuffix``).
     package static func bundleID(of topic: String) -> String {
-        for suffix in [".voip", ".complication"] where topic.hasSuffix(suffix) {
-            return String(topic.dropLast(suffix.count))
-        }
-        let marker = Array(".push-type.".utf8)
-        let bytes = Array(topic.utf8)
-        guard bytes.count > marker.count else { return topic }
-        for start in 0...(bytes.count - marker.count) where bytes[start..<start + marker.count].elementsEqual(marker) {
-            return String(decoding: bytes[..<start], as: UTF8.self)
-        }
-        return topic
+        guard let suffix = PushType.named(byTopic: topic)?.topicSuffix else { return topic }
+        return String(topic.dropLast(suffix.count))
     }
 
 }

@@ -62,11 +62,7 @@ private struct LintedPush {
     /// pushes that way.
     var impliedPushType: PushType? {
         if let pushType { return pushType }
-        guard let topic = notification.topic else { return nil }
-        return PushType.known.first { type in
-            guard let suffix = type.topicSuffix, !suffix.isEmpty else { return false }
-            return topic.hasSuffix(suffix)
-        }
+        return notification.topic.flatMap(PushType.named(byTopic:))
     }
 
     /// Whether the phone takes this push for one that shows something: an `alert` push, or one

@@ -55,6 +55,15 @@ public struct PushType: RawRepresentable, Hashable, Sendable, CustomStringConver
         }
     }
 
+    /// The known push type whose topic suffix `topic` ends with (`.voip`, `.push-type.liveactivity`
+    /// …), when one does: what a topic says of its push, and what to strip for its app's bundle ID.
+    package static func named(byTopic topic: String) -> PushType? {
+        known.first { type in
+            guard let suffix = type.topicSuffix, !suffix.isEmpty else { return false }
+            return topic.hasSuffix(suffix)
+        }
+    }
+
     /// The largest body Apple accepts for this push type.
     public var maximumPayloadSize: Int { self == .voip ? 5120 : 4096 }
 
