@@ -81,9 +81,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
             let found = findings ?? []
             findings = nil
             guard !found.isEmpty else { continue }
-            let app = notification.topic.flatMap { apps?[$0] }
-            let judged = notification.judgedLintFindings ?? PushLint.findings(for: notification, app: app)
-            notifications[index].judgedLintFindings = judged + found
+            notifications[index].judgedLintFindings = notification.lintFindings + found
             if strictLint {
                 for finding in found where finding.level == .error {
                     rejections.append(Rejection(lintFinding: finding, of: notifications[index]))
