@@ -343,16 +343,8 @@ struct ControlRoutes: Sendable {
                 server.device(token).deliveries, timeout: timeout, awaiting: nil, where: { _ in true },
                 json: PhoneJSON.delivery)
         case .deliveryLog(let uniqueID):
-            return .handlerThread {
-                // A phone's log begins when it is first read (it catches up on what was sent to
-                // it then): read the phones the push went to, so that theirs are in the answer.
-                let wanted = uniqueID.lowercased()
-                var tokens = Set(server.notificationHistory.list { $0.uniqueID?.lowercased() == wanted }.map(\.deviceToken))
-                tokens.formUnion(server.channels.deliveryHistory.list { $0.notification.uniqueID?.lowercased() == wanted }
-                    .map(\.deviceToken))
-                for token in tokens { _ = server.device(token).settings }
-                return .json(200, PhoneJSON.log(server.deliveryLog(uniqueID: uniqueID)))
-            }
+            // Off the polling thread: the model looks the push up in the history.
+            return .handlerThread { .json(200, PhoneJSON.log(server.deliveryLog(uniqueID: uniqueID))) }
         case .app(let bundleID):
             return .json(200, PhoneJSON.app(bundleID, server.apps[bundleID]))
         case .describeApp(let bundleID, let bundle):
