@@ -8,11 +8,17 @@ import Foundation
 import Glibc
 #endif
 
+import Synchronization
+
 /// A mutex with a condition variable, for state that threads wait on with a deadline.
 /// The protected state lives in the owner; every access goes through `withLock`.
 package final class ConditionLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// The threads in ``withLock(_:)`` that wait for the mutex: a long task done in slices
+    /// lets them have it between slices (``yieldToWaiters()``), as the mutex itself would
+    /// hand it straight back to the thread that just left it.
+    private let waiting = Atomic<Int>(0)
 
     package init() {
         mutex = .allocate(capacity: 1)
@@ -35,7 +41,9 @@ package final class ConditionLock: @unchecked Sendable {
     }
 
     package func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        waiting.add(1, ordering: .relaxed)
         pthread_mutex_lock(mutex)
+        waiting.subtract(1, ordering: .relaxed)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
@@ -51,6 +59,16 @@ package final class ConditionLock: @unchecked Sendable {
     /// Inside `withLock` only: waits for a broadcast, with no deadline.
     package func wait() {
         pthread_cond_wait(condition, mutex)
+    }
+
+    /// Outside `withLock` only: returns once every thread that was waiting for the mutex has
+    /// taken it (or more keep coming: at most a few milliseconds), so that a task done in
+    /// slices under the lock holds no other thread up for more than one slice.
+    package func yieldToWaiters() {
+        let start = ContinuousClock.now
+        while waiting.load(ordering: .relaxed) > 0, ContinuousClock.now - start < .milliseconds(5) {
+            sched_yield()
+        }
     }
 
     /// Wakes every waiter.

@@ -33,11 +33,14 @@ public struct Phone: Sendable {
 
     /// Changes the phone's settings, then plays what the change releases or discards (stored
     /// pushes delivered when it comes online, held ones when a restriction lifts), before
-    /// returning.
+    /// returning. `change` runs outside the server's locks, and again on the newer settings
+    /// when another change came in meanwhile, so concurrent updates all apply.
     public func update(_ change: (inout DeviceSettings) -> Void) {
-        var settings = self.settings
-        change(&settings)
-        model.update(token, to: settings)
+        while true {
+            var (settings, version) = model.versionedSettings(of: token)
+            change(&settings)
+            if model.update(token, to: settings, ifAt: version) { return }
+        }
     }
 
     /// The user opens the app: it leaves the force-quit state and gets its held background push.

@@ -4,8 +4,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Everything the device model keeps about one described phone, guarded by the intake's lock.
-/// Each part is bounded (``Bounds``): a phone a test floods keeps a fixed amount.
+/// One described phone, as the device model plays it: what the test said about it, its log and
+/// deliveries, and its parts, each owning its own state: the storage slots
+/// (``StoredPushes``), the background wakes and held pushes (``BackgroundWakes``), the Live
+/// Activities (``LiveActivities``) and the notification centre (``NotificationCentre``).
+/// A push is played by the part it concerns; every part adds what it did to the
+/// ``PhoneSteps`` it is handed. Guarded by the intake's lock, and each part bounded
+/// (``Bounds``): a phone a test floods keeps a fixed amount.
 final class PhoneState {
     /// The most of each part one phone keeps.
     enum Bounds {
@@ -16,7 +21,7 @@ final class PhoneState {
         static let notificationCenter = 1000
         /// Live Activities: beyond, the oldest is forgotten.
         static let liveActivities = 256
-        /// Background wakes remembered to judge the budgets.
+        /// Background wakes (and Live Activity updates) remembered to judge the budgets.
         static let wakesJudged = 4096
         /// Described phones at one server: describing one more forgets the phone described
         /// first, so a control API client reading random tokens cannot grow the model.
@@ -24,107 +29,260 @@ final class PhoneState {
     }
 
     let token: DeviceToken
-    /// Its place in the order phones were described: the first described is forgotten first.
-    let describedOrder: UInt64
-    var settings = DeviceSettings()
+    private(set) var settings = DeviceSettings()
+    /// Counts the changes of `settings`: a test's change made outside the lock is applied only
+    /// if no other came in between.
+    private(set) var settingsVersion: UInt64 = 0
     let deliveries: Mailbox<DeviceDelivery>
-    /// Pushes numbered up to this one were played when the phone was described (from the
-    /// history): the stage plays only later ones.
+    /// Pushes numbered up to this one were played when the phone was described: the stage
+    /// plays only later ones.
     var replayedThrough: UInt64 = 0
     /// The delivery log, oldest first, at most the model's log limit.
-    var log: BoundedQueue<DeliveryLogEntry>
-    /// Stored pushes, one per topic (nil: the binary gateway's pushes, which have none).
-    var slots: [String?: StoredPush] = [:]
-    /// Stored broadcast messages, one per channel.
-    var channelSlots: [String: StoredPush] = [:]
-    /// The held background push of each app, by bundle ID.
-    var held: [String: HeldPush] = [:]
-    /// Background wakes within the last day, oldest first: what the budgets are judged by.
-    var recentWakes: [AppWake] = []
-    /// The Live Activities, by `ActivityKey`.
-    var activities: [String: ActivityState] = [:]
-    var activitiesMade: UInt64 = 0
-    /// The badges and wakes (the notification centre and Live Activities are added when read).
-    var screen = Screen()
-    /// The notification centre, oldest first (shown newest first).
-    var centre = BoundedQueue<NotificationCenterEntry>(capacity: Bounds.notificationCenter)
-    /// The identifiers in the notification centre: a push with a new one looks for no entry.
-    var centreIdentifiers: Set<String> = []
-    /// The generator of the seeded storage choice, made when the first choice is due.
-    var generator: StorageGenerator?
+    private(set) var log: BoundedQueue<DeliveryLogEntry>
+    private var storage = StoredPushes()
+    private var background: BackgroundWakes
+    private var activities = LiveActivities()
+    private var centre = NotificationCentre()
 
-    init(token: DeviceToken, describedOrder: UInt64, deliveries: Mailbox<DeviceDelivery>, logLimit: Int) {
+    init(token: DeviceToken, deliveries: Mailbox<DeviceDelivery>, logLimit: Int) {
         self.token = token
-        self.describedOrder = describedOrder
         self.deliveries = deliveries
         log = BoundedQueue(capacity: logLimit)
+        background = BackgroundWakes(shownLimit: logLimit)
     }
 
     /// What the phone shows now: its notification centre newest first, its Live Activities
     /// oldest first.
-    var currentScreen: Screen {
-        var shown = screen
-        shown.notificationCenter = centre.items.reversed()
-        shown.liveActivities = activities.values.sorted { $0.made < $1.made }.map(\.shown)
+    var screen: Screen {
+        var shown = Screen()
+        shown.badges = centre.badges
+        shown.wakes = background.shown
+        shown.notificationCenter = centre.entries.items.reversed()
+        shown.liveActivities = activities.shown
         return shown
     }
-}
 
-/// A push the phone's storage slot holds (the phone is offline, restricted or asleep).
-struct StoredPush {
-    var notification: PushNotification
-    /// `Stored - Device Offline` or `Stored - Power Considerations`.
-    var reason: DeliveryStatus
-    /// When it expires ("Discarded - Expired").
-    var expiresAt: Date
-    /// A broadcast's channel.
-    var channelID: String?
-    /// How many pushes were offered to the slot while it was full (for the seeded choice).
-    var offered: Int = 1
-}
-
-/// A background push the phone holds for its app.
-struct HeldPush {
-    var notification: PushNotification
-    /// Why, in one line.
-    var reason: String
-    /// Whether only a budget holds it (it is released when the budget refills).
-    var byBudget: Bool
-}
-
-/// A Live Activity and what its clock-driven transitions need.
-struct ActivityState {
-    var shown: LiveActivity
-    let made: UInt64
-    var startedAt: Date
-    var endedAt: Date?
-    /// When its priority 10 updates were applied, within the last hour.
-    var budgeted: [Date] = []
-
-    /// When the system ends it: 8 hours after it started.
-    var endsAt: Date { startedAt.addingTimeInterval(8 * 3600) }
-
-    /// When it leaves the Lock Screen: the `dismissal-date`, else 4 hours after it ended, and
-    /// at the latest 12 hours after it started.
-    var dismissesAt: Date? {
-        guard let endedAt else { return nil }
-        let latest = startedAt.addingTimeInterval(12 * 3600)
-        let chosen = shown.dismissalDate ?? endedAt.addingTimeInterval(4 * 3600)
-        return min(chosen, latest)
+    /// Appends to the log and returns the entries the limit dropped.
+    func record(_ entries: [DeliveryLogEntry]) -> [DeliveryLogEntry] {
+        guard !entries.isEmpty else { return [] }
+        var dropped: [DeliveryLogEntry] = []
+        if let capacity = log.capacity {
+            let over = log.count + entries.count - capacity
+            if over > 0 { dropped = Array(log.items.prefix(over)) + entries.prefix(max(0, over - log.count)) }
+        }
+        log.append(contentsOf: entries)
+        return dropped
     }
-}
 
-/// SplitMix64: the seeded storage choice's generator, the same choices for the same seed.
-struct StorageGenerator {
-    private var state: UInt64
+    // MARK: A push arrives
 
-    init(seed: UInt64) { state = seed }
+    /// Plays a push the stage took: `uninstalled` is the device registry's word on its app,
+    /// `apps` what the test described of the apps.
+    func play(
+        _ notification: PushNotification, uninstalled: Bool, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps
+    ) {
+        steps.note(.received, notification, at: now)
+        let app = settings[app: notification.topic ?? ""]
+        if !app.isInstalled || uninstalled {
+            let detail = app.isInstalled ? "the device registry has the app uninstalled" : nil
+            steps.note(.discardedTokenUnregistered, notification, at: now, detail: detail)
+            return
+        }
+        if app.authorization == .denied, !Self.isBackground(notification) {
+            steps.note(.discardedDisabled, notification, at: now)
+            return
+        }
+        guard let reason = storageReason(notification) else {
+            arrive(notification, apps: apps, at: now, fromStorage: false, steps: &steps)
+            return
+        }
+        var until = StoredPushes.expiry(of: notification, acceptedAt: now)
+        if let expiration = notification.expiration, expiration == 0 || until <= now {
+            let grace = UnixTime.interval(settings.expirationGrace)
+            guard grace > 0 else {
+                let detail = "apns-expiration \(expiration): one attempt, and the phone was unreachable"
+                steps.note(.discardedExpired, notification, at: now, detail: detail)
+                return
+            }
+            until = UnixTime.clamped(now, adding: grace)
+        }
+        storage.store(notification, reason: reason, until: until, choice: settings.storage, at: now, steps: &steps)
+    }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// Plays a broadcast's delivery.
+    func play(_ delivery: BroadcastDelivery, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+        let notification = delivery.notification
+        let channel = delivery.channelID
+        steps.note(.received, notification, at: now, channelID: channel)
+        if settings.isOnline {
+            arrive(notification, apps: apps, at: now, fromStorage: false, channelID: channel, steps: &steps)
+            return
+        }
+        guard notification.expiration != 0 else {
+            steps.note(
+                .discardedExpired, notification, at: now, channelID: channel, detail: "the channel stores no message")
+            return
+        }
+        var until = UnixTime.clamped(now, adding: ChannelRegistry.storedMessageLifetime)
+        if let expiry = notification.expirationDate, expiry < until { until = expiry }
+        storage.store(notification, channel: channel, until: until, at: now, steps: &steps)
+    }
+
+    /// A push sent before a test described the phone, received and delivered at once when it
+    /// was received, as a phone no test described has it (no budget, no hold).
+    func replay(_ notification: PushNotification, apps: AppCatalog?, steps: inout PhoneSteps) {
+        steps.note(.received, notification, at: notification.receivedAt)
+        arrive(
+            notification, apps: apps, at: notification.receivedAt, fromStorage: false, replaying: true, steps: &steps)
+    }
+
+    /// Why the phone cannot take the push now (nil: it can).
+    private func storageReason(_ notification: PushNotification) -> DeliveryStatus? {
+        if !settings.isOnline { return .storedDeviceOffline }
+        let priority = notification.priority.rawValue
+        if priority <= 5, settings.isPowerRestricted { return .storedPowerConsiderations }
+        if priority <= 1, !settings.isAwake { return .storedPowerConsiderations }
+        return nil
+    }
+
+    /// A push the phone can take now: a Live Activity push goes to its activity, a background
+    /// push wakes its app (or is held), any other goes to the screen.
+    private func arrive(
+        _ notification: PushNotification, apps: AppCatalog?, at now: Date, fromStorage: Bool, channelID: String? = nil,
+        replaying: Bool = false, steps: inout PhoneSteps
+    ) {
+        let status: DeliveryStatus = fromStorage ? .deliveredFromStorage : .deliveredToDevice
+        if notification.pushType == .liveactivity {
+            guard
+                let update = activities.admit(
+                    notification, channelID: channelID, settings, at: now, replaying: replaying, steps: &steps)
+            else { return }
+            steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
+            activities.apply(update, notification, token: token, settings, at: now)
+            return
+        }
+        if Self.isBackground(notification) {
+            let bundle = AppBundle.bundleID(of: notification.topic ?? "")
+            if !replaying, let why = background.holdReason(for: bundle, settings, at: now) {
+                background.hold(notification, bundle: bundle, why: why, settings, at: now, steps: &steps)
+                return
+            }
+            steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
+            background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
+            return
+        }
+        steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
+        let topic = notification.topic ?? ""
+        centre.show(notification, settings, app: topic.isEmpty ? nil : apps?[topic], at: now)
+    }
+
+    /// Delivers a held background push and wakes its app.
+    private func wake(_ held: HeldPush, at now: Date, detail: String, steps: inout PhoneSteps) {
+        let notification = held.notification
+        steps.deliver(notification, status: .deliveredToDevice, at: now, fromStorage: false, channelID: nil, detail: detail)
+        let bundle = AppBundle.bundleID(of: notification.topic ?? "")
+        background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
+    }
+
+    /// A background push: `apns-push-type: background`, or `content-available: 1` with no
+    /// alert, badge or sound.
+    static func isBackground(_ notification: PushNotification) -> Bool {
+        if notification.pushType == .background { return true }
+        guard notification.pushType == nil || notification.pushType == .alert else { return false }
+        let aps = notification.payload.aps
+        return aps.contentAvailable && aps.alert == nil && aps.badge == nil && aps.sound == nil
+    }
+
+    // MARK: The phone changes
+
+    /// Sets the settings when they are still at `version` (nil: whatever they are), then plays
+    /// what the change releases or discards. False when another change came in between.
+    func update(
+        to new: DeviceSettings, ifAt version: UInt64?, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps
+    ) -> Bool {
+        if let version, version != settingsVersion { return false }
+        if new.storage != settings.storage { storage.choiceChanged() }
+        settings = new
+        settingsVersion &+= 1
+        settle(apps: apps, at: now, steps: &steps)
+        return true
+    }
+
+    /// The user opens the app: it leaves the force-quit state and gets its held push.
+    func launch(_ bundle: String, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+        if settings[app: bundle].state == .forceQuit {
+            settings[app: bundle].state = .background
+            settingsVersion &+= 1
+        }
+        if let held = background.release(bundle) {
+            wake(held, at: now, detail: "released: \(bundle) was launched", steps: &steps)
+        }
+    }
+
+    /// The user swipes the app away.
+    func forceQuit(_ bundle: String, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+        settings[app: bundle].state = .forceQuit
+        settingsVersion &+= 1
+        settle(apps: apps, at: now, steps: &steps)
+    }
+
+    /// Delivers the pushes stored for power considerations, as a burst, when the phone is
+    /// online; then settles.
+    func releaseBursts(apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+        if settings.isOnline {
+            for stored in storage.takeBursts() {
+                arrive(stored.notification, apps: apps, at: now, fromStorage: true, steps: &steps)
+            }
+        }
+        settle(apps: apps, at: now, steps: &steps)
+    }
+
+    /// After a change: discards what the phone no longer takes, delivers what it now takes, in
+    /// the order the pushes were sent, and releases held background pushes.
+    private func settle(apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+        let released = storage.settle(
+            settings, reason: storageReason, isBackground: Self.isBackground, at: now, steps: &steps)
+        for stored in released {
+            arrive(
+                stored.notification, apps: apps, at: now, fromStorage: true, channelID: stored.channelID, steps: &steps)
+        }
+        for held in background.settle(settings, at: now, steps: &steps) {
+            wake(held, at: now, detail: "released: nothing holds it any more", steps: &steps)
+        }
+    }
+
+    // MARK: Time
+
+    /// What falls due later on a phone.
+    enum DueEvent {
+        case expires(StoredPushes.Slot)
+        case budgetRefills(String)
+        case activity(String, LiveActivity.State)
+    }
+
+    /// The phone's next transition, whenever it falls due.
+    var nextDue: (at: Date, event: DueEvent)? {
+        var next: (at: Date, event: DueEvent)?
+        if let expiry = storage.nextExpiry { next = (expiry.at, .expires(expiry.expiring)) }
+        if let refill = background.nextRefill(settings), next == nil || refill.at < next!.at {
+            next = (refill.at, .budgetRefills(refill.bundle))
+        }
+        if let change = activities.nextTransition, next == nil || change.at < next!.at {
+            next = (change.at, .activity(change.key, change.state))
+        }
+        return next
+    }
+
+    /// Plays one due transition at its instant.
+    func fire(_ event: DueEvent, at date: Date, steps: inout PhoneSteps) {
+        switch event {
+        case .expires(let slot):
+            storage.expire(slot, at: date, steps: &steps)
+        case .budgetRefills(let bundle):
+            guard let held = background.release(bundle) else { return }
+            wake(held, at: date, detail: "released: the background budget refilled", steps: &steps)
+        case .activity(let key, let state):
+            activities.transition(key, to: state, at: date)
+        }
     }
 }

@@ -328,6 +328,6 @@ extension PushNotification {
     /// What the push lint found in this push, errors first: judged as it arrived when its
     /// app or phone was described (or strict lint was on), else from the request alone.
     public var lintFindings: [LintFinding] {
-        judgedLintFindings ?? PushLint.findings(for: self, app: nil)
+        (judgedLintFindings ?? PushLint.findings(for: self, app: nil)) + deviceLintFindings
     }
 }

@@ -33,6 +33,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         var sequenceNumber: UInt64
         var http2: HTTP2Fields?
         var lintFindings: [LintFinding]?
+        var deviceLintFindings: [LintFinding] = []
 
         init(
             deviceToken: DeviceToken, payload: Payload, identifier: UInt32, expiration: UInt32?, priority: Priority,
@@ -56,6 +57,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
                 priority: priority, format: format, connection: connection, receivedAt: receivedAt,
                 sequenceNumber: sequenceNumber, http2: http2)
             copy.lintFindings = lintFindings
+            copy.deviceLintFindings = deviceLintFindings
             return copy
         }
     }
@@ -124,6 +126,14 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     package var judgedLintFindings: [LintFinding]? {
         get { storage.lintFindings }
         set { unique.lintFindings = newValue }
+    }
+
+    /// What the device model found as it played the push on its phone (a burst to an offline
+    /// phone, a stale Live Activity timestamp, the Live Activity budget): empty when its phone
+    /// was not described.
+    public package(set) var deviceLintFindings: [LintFinding] {
+        get { storage.deviceLintFindings }
+        set { unique.deviceLintFindings = newValue }
     }
 
     /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.

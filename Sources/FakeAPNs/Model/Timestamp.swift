@@ -35,15 +35,20 @@ package enum Timestamp {
         pointer[6] = UInt8(ascii: "Z")
     }
 
-    /// Whole seconds since 1970 and the microseconds past them, rounded to the nearest.
+    /// Whole seconds since 1970 and the microseconds past them, rounded to the nearest. A date
+    /// outside ``UnixTime/range`` is written as the nearest end of it (a date before 1970 as
+    /// 1970-01-01T00:00:00.000000Z, one past year 9999 as 9999-12-31T23:59:59.999999Z): every
+    /// date from outside enters through `UnixTime`, so only a date the engine computes from one
+    /// (8 hours after an activity started on the last day of year 9999) can get there.
     package static func split(_ date: Date) -> (seconds: time_t, micros: Int) {
-        let interval = date.timeIntervalSince1970
+        let interval = UnixTime.clamped(date).timeIntervalSince1970
         var seconds = time_t(interval.rounded(.down))
         var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())
-        if micros >= 1_000_000 {
+        if micros >= 1_000_000, seconds < time_t(UnixTime.range.upperBound) {
             seconds += 1
             micros -= 1_000_000
         }
+        micros = min(micros, 999_999)
         return (seconds, micros)
     }
 

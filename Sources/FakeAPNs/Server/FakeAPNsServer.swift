@@ -224,7 +224,6 @@ public final class FakeAPNsServer: @unchecked Sendable {
             backPressure: configuration.eventBackPressure)
         let clock = ServerClock(reading: configuration.clock)
         self.clock = clock
-        let notificationHistory = intake.notifications.history
         var announceDeviceLog: (@Sendable ([DeliveryLogEntry]) -> Void)?
         if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
         let policy = Policy(
@@ -233,8 +232,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
         self.policy = policy
         let registry = policy.devices
         let phones = DeviceModel(
-            lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit, retention: configuration.retention,
-            history: { notificationHistory.list() }, announce: announceDeviceLog, apps: apps,
+            lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit,
+            history: intake.notifications.history, announce: announceDeviceLog, apps: apps,
             strictLint: configuration.lint == .strict, isUninstalled: { registry.isUninstalled($0) })
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))

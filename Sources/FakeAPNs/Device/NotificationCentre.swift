@@ -4,22 +4,28 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What a delivered push shows: the notification centre (collapse, presentation, sound,
-/// actions, interruption level) and the badges.
-extension DeviceModel {
-    // MARK: The notification centre
+/// A phone's notification centre and badges: what a delivered alert push shows (collapse,
+/// presentation, sound, actions, interruption level) and the badge it sets.
+struct NotificationCentre {
+    /// The entries, oldest first (shown newest first).
+    private(set) var entries = BoundedQueue<NotificationCenterEntry>(capacity: PhoneState.Bounds.notificationCenter)
+    /// The identifiers in the centre: a push with a new one looks for no entry.
+    private var identifiers: Set<String> = []
+    /// Each app's badge, by bundle ID.
+    private(set) var badges: [String: Int] = [:]
 
-    /// Applies a delivered alert push to the screen: the badge (absolute, 0 clears), and an
-    /// entry keyed by its collapse ID when it has alert text.
-    func show(_ notification: PushNotification, on phone: PhoneState, at now: Date) {
+    /// Applies a delivered alert push: the badge (absolute, 0 clears), and an entry keyed by
+    /// its collapse ID when it has alert text. `app` is what the test described of the app.
+    mutating func show(
+        _ notification: PushNotification, _ settings: DeviceSettings, app described: AppBundle?, at now: Date
+    ) {
         let topic = notification.topic ?? ""
         let bundle = AppBundle.bundleID(of: topic)
-        let app = phone.settings[app: topic]
-        let described = apps?[bundle]
+        let app = settings[app: topic]
         let aps = notification.payload.aps
         let foreground = app.state == .foreground
         let options = app.foregroundPresentation
-        if let badge = aps.badge, !foreground || options.contains(.badge) { phone.screen.badges[bundle] = badge }
+        if let badge = aps.badge, !foreground || options.contains(.badge) { badges[bundle] = badge }
         guard let alert = aps.alert else { return }
         let title = alert.title ?? alert.titleLocKey
         let subtitle = alert.subtitle ?? alert.subtitleLocKey
@@ -40,24 +46,21 @@ extension DeviceModel {
         let category = aps.category
         let identifier = notification.collapseID ?? notification.apnsID ?? "#\(notification.sequenceNumber)"
         var replaced: [String] = []
-        if phone.centreIdentifiers.contains(identifier),
-            let old = phone.centre.removeFirst(where: { $0.identifier == identifier })
-        {
+        if identifiers.contains(identifier), let old = entries.removeFirst(where: { $0.identifier == identifier }) {
             replaced = old.replaced + [old.apnsID].compactMap { $0 }
-            presented = presented && phone.settings.replacementPresentsAgain
+            presented = presented && settings.replacementPresentsAgain
         }
         let entry = NotificationCenterEntry(
             identifier: identifier, bundleID: bundle, apnsID: notification.apnsID, title: title, subtitle: subtitle,
             body: body, threadID: aps.threadID, category: category,
             showsActions: category.map { described?.categories?.contains($0) ?? true } ?? false, sound: sound,
             interruptionLevel: level, presented: presented,
-            serviceExtensionRan: aps.mutableContent
-                && (alert.title != nil || alert.subtitle != nil || alert.body != nil),
+            serviceExtensionRan: aps.mutableContent && (alert.title != nil || alert.subtitle != nil || alert.body != nil),
             replaced: replaced, deliveredAt: now)
-        if phone.centre.count >= PhoneState.Bounds.notificationCenter, let oldest = phone.centre.items.first {
-            phone.centreIdentifiers.remove(oldest.identifier)
+        if entries.count >= PhoneState.Bounds.notificationCenter, let oldest = entries.items.first {
+            identifiers.remove(oldest.identifier)
         }
-        phone.centre.append(contentsOf: [entry])
-        phone.centreIdentifiers.insert(identifier)
+        entries.append(contentsOf: [entry])
+        identifiers.insert(identifier)
     }
 }

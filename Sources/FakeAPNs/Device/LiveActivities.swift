@@ -1,0 +1,225 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A phone's Live Activities: which pushes an activity applies (timestamps, the end, the
+/// priority 10 budget), what they change, and the states the clock drives (stale at its
+/// `stale-date`, ended 8 hours after it started, dismissed).
+struct LiveActivities {
+    /// The activities, by key: "topic <topic>" for a push to an activity token, "channel <id>"
+    /// for a broadcast.
+    private(set) var activities: [String: ActivityState] = [:]
+    private var made: UInt64 = 0
+
+    /// How far ahead of the phone's clock a `timestamp` may be.
+    static let timestampLead: TimeInterval = 8 * 3600
+
+    /// What the screen shows, oldest first.
+    var shown: [LiveActivity] { activities.values.sorted { $0.made < $1.made }.map(\.shown) }
+
+    /// A Live Activity push the phone applies.
+    struct Update {
+        var key: String
+        var event: String
+        var countsTowardBudget: Bool
+        var dates: ActivityDates
+    }
+
+    /// Judges a Live Activity push: ignored when one of its dates is no date a phone can use,
+    /// when its activity ended, when its `timestamp` is not after the last one applied or more
+    /// than 8 hours ahead; dropped over the priority 10 budget. Nil (and logged) when it is not
+    /// applied. `replaying`: a push sent before a test described the phone, applied as a phone
+    /// no test described has it.
+    func admit(
+        _ notification: PushNotification, channelID: String?, _ settings: DeviceSettings, at now: Date,
+        replaying: Bool, steps: inout PhoneSteps
+    ) -> Update? {
+        let aps = notification.payload.aps
+        let event = aps.event ?? "update"
+        func ignore(_ detail: String) -> Update? {
+            steps.note(.ignoredLiveActivity, notification, at: now, channelID: channelID, detail: detail)
+            return nil
+        }
+        let dates: ActivityDates
+        switch ActivityDates.read(aps) {
+        case .success(let read): dates = read
+        case .failure(let unusable): return ignore("\(unusable.field) \(unusable.value) is no date a phone can use")
+        }
+        let key = channelID.map { "channel \($0)" } ?? "topic \(notification.topic ?? "")"
+        let update = Update(
+            key: key, event: event,
+            countsTowardBudget: channelID == nil && notification.priority.rawValue >= 10 && event != "start",
+            dates: dates)
+        if replaying { return update }
+        let activity = activities[key]
+        if let activity, activity.shown.state == .ended || activity.shown.state == .dismissed {
+            return ignore("the activity ended")
+        }
+        if let timestamp = dates.timestamp {
+            if timestamp.date > now.addingTimeInterval(Self.timestampLead) {
+                steps.find(.liveActivityTimestamp, "timestamp \(timestamp) is more than 8 hours ahead of the phone's clock")
+                return ignore("timestamp \(timestamp) is more than 8 hours ahead")
+            }
+            if event == "update", let last = activity?.timestamp, timestamp <= last {
+                steps.find(.liveActivityTimestamp, "timestamp \(timestamp) is not after the last applied, \(last)")
+                return ignore("timestamp \(timestamp) is not after \(last)")
+            }
+        }
+        if update.countsTowardBudget, !settings.frequentLiveActivityUpdates, let activity {
+            let budget = settings.liveActivityUpdatesPerHour
+            let hourAgo = now.addingTimeInterval(-3600)
+            if activity.budgeted.filter({ $0 > hourAgo }).count >= budget {
+                steps.find(
+                    .liveActivityBudget,
+                    "over the budget of \(budget) priority 10 updates per hour; use priority 5 for updates that can wait")
+                steps.note(
+                    .throttled, notification, at: now, channelID: channelID,
+                    detail: "dropped: over \(budget) priority 10 updates per hour")
+                return nil
+            }
+        }
+        return update
+    }
+
+    /// Applies an admitted Live Activity push: `start` makes the activity, `update` changes
+    /// it (making it when the app started it on the phone), `end` ends it.
+    mutating func apply(
+        _ update: Update, _ notification: PushNotification, token: DeviceToken, _ settings: DeviceSettings,
+        at now: Date
+    ) {
+        var activity = activities[update.key] ?? make(update, notification, token: token, at: now)
+        if update.event == "start" { activity = make(update, notification, token: token, at: now) }
+        if let state = notification.payload.aps.contentState {
+            activity.shown.contentState = state.serialized(sortedKeys: true)
+        }
+        if let timestamp = update.dates.timestamp {
+            activity.timestamp = timestamp
+            activity.shown.timestamp = timestamp.date
+        }
+        if let stale = update.dates.stale { activity.shown.staleDate = stale.date }
+        if let dismissal = update.dates.dismissal { activity.shown.dismissalDate = dismissal.date }
+        if update.countsTowardBudget {
+            let hourAgo = now.addingTimeInterval(-3600)
+            activity.budgeted.removeAll { $0 <= hourAgo }
+            activity.budgeted.append(now)
+            let kept = max(1, min(settings.liveActivityUpdatesPerHour, PhoneState.Bounds.wakesJudged))
+            if activity.budgeted.count > kept { activity.budgeted.removeFirst(activity.budgeted.count - kept) }
+        }
+        if activity.shown.state == .stale { activity.shown.state = .active }
+        if update.event == "end" {
+            activity.shown.state = .ended
+            activity.endedAt = now
+        }
+        activities[update.key] = activity
+    }
+
+    private mutating func make(
+        _ update: Update, _ notification: PushNotification, token: DeviceToken, at now: Date
+    ) -> ActivityState {
+        if activities[update.key] == nil, activities.count >= PhoneState.Bounds.liveActivities,
+            let oldest = activities.min(by: { $0.value.made < $1.value.made })
+        {
+            activities[oldest.key] = nil
+        }
+        made += 1
+        let bundle = AppBundle.bundleID(of: notification.topic ?? "")
+        return ActivityState(
+            shown: LiveActivity(key: notification.channelID ?? token.hex, bundleID: bundle, state: .active),
+            made: made, startedAt: now)
+    }
+
+    /// The next clock-driven transition.
+    var nextTransition: (at: Date, key: String, state: LiveActivity.State)? {
+        var next: (at: Date, key: String, state: LiveActivity.State)?
+        func consider(_ date: Date?, _ key: String, _ state: LiveActivity.State) {
+            guard let date, next == nil || date < next!.at else { return }
+            next = (date, key, state)
+        }
+        for (key, activity) in activities {
+            switch activity.shown.state {
+            case .active:
+                consider(activity.shown.staleDate.flatMap { $0 < activity.endsAt ? $0 : nil }, key, .stale)
+                consider(activity.endsAt, key, .ended)
+            case .stale:
+                consider(activity.endsAt, key, .ended)
+            case .ended:
+                consider(activity.dismissesAt, key, .dismissed)
+            case .dismissed:
+                break
+            }
+        }
+        return next
+    }
+
+    /// A clock-driven transition at its instant.
+    mutating func transition(_ key: String, to state: LiveActivity.State, at date: Date) {
+        guard var activity = activities[key] else { return }
+        activity.shown.state = state
+        if state == .ended { activity.endedAt = date }
+        activities[key] = activity
+    }
+}
+
+/// A Live Activity push's dates, each within ``UnixTime/range``.
+struct ActivityDates {
+    var timestamp: UnixTime?
+    var stale: UnixTime?
+    var dismissal: UnixTime?
+
+    /// A date field whose value no phone can use: not a whole number of seconds from 1970 to
+    /// the end of year 9999.
+    struct Unusable: Error {
+        var field: String
+        var value: String
+    }
+
+    /// The dates of `aps`: a field sent as anything but such a number is unusable, and the
+    /// phone ignores the push (a fraction of a second or a number past year 9999 is as
+    /// meaningless to ActivityKit's ordering as a string).
+    static func read(_ aps: APS) -> Result<ActivityDates, Unusable> {
+        var dates = ActivityDates()
+        for (field, path) in [
+            ("timestamp", \ActivityDates.timestamp), ("stale-date", \.stale), ("dismissal-date", \.dismissal),
+        ] {
+            guard let value = aps[field] else { continue }
+            let time: UnixTime? =
+                switch value {
+                case .int(let seconds): UnixTime(seconds: seconds)
+                case .double(let seconds): UnixTime(exactly: seconds)
+                default: nil
+                }
+            guard let time else {
+                let text = value.serialized()
+                return .failure(Unusable(field: field, value: text.count > 32 ? String(text.prefix(32)) + "…" : text))
+            }
+            dates[keyPath: path] = time
+        }
+        return .success(dates)
+    }
+}
+
+/// A Live Activity and what its clock-driven transitions need.
+struct ActivityState {
+    var shown: LiveActivity
+    let made: UInt64
+    var startedAt: Date
+    var endedAt: Date?
+    /// The `timestamp` of the last update applied.
+    var timestamp: UnixTime?
+    /// When its priority 10 updates were applied, within the last hour.
+    var budgeted: [Date] = []
+
+    /// When the system ends it: 8 hours after it started.
+    var endsAt: Date { startedAt.addingTimeInterval(8 * 3600) }
+
+    /// When it leaves the Lock Screen: the `dismissal-date`, else 4 hours after it ended, and
+    /// at the latest 12 hours after it started.
+    var dismissesAt: Date? {
+        guard let endedAt else { return nil }
+        let latest = startedAt.addingTimeInterval(12 * 3600)
+        let chosen = shown.dismissalDate ?? endedAt.addingTimeInterval(4 * 3600)
+        return min(chosen, latest)
+    }
+}

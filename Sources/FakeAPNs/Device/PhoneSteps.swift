@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What playing something on one phone did: the delivery log's new entries, the pushes that
+/// reached the phone and the findings on the push being played. Each part of a phone adds to
+/// the steps it is handed, and the model applies them once, at the end: to the phone's log
+/// and deliveries, the announcement, and the push's device findings.
+struct PhoneSteps {
+    let token: DeviceToken
+    private(set) var entries: [DeliveryLogEntry] = []
+    private(set) var deliveries: [DeviceDelivery] = []
+    /// Findings on the push the intake's stage is playing (the model keeps them only then:
+    /// a stored, held or replayed push was judged when it came).
+    private(set) var findings: [LintFinding] = []
+
+    init(token: DeviceToken) { self.token = token }
+
+    /// A log entry for `notification`.
+    mutating func note(
+        _ status: DeliveryStatus, _ notification: PushNotification, at date: Date, channelID: String? = nil,
+        detail: String? = nil
+    ) {
+        entries.append(
+            DeliveryLogEntry(
+                status: status, at: date, deviceToken: token, topic: notification.topic, apnsID: notification.apnsID,
+                uniqueID: notification.uniqueID, sequenceNumber: notification.sequenceNumber,
+                channelID: channelID ?? notification.channelID, detail: detail))
+    }
+
+    /// The push reached the phone: logged with `status` and queued for the test.
+    mutating func deliver(
+        _ notification: PushNotification, status: DeliveryStatus, at date: Date, fromStorage: Bool,
+        channelID: String?, detail: String? = nil
+    ) {
+        note(status, notification, at: date, channelID: channelID, detail: detail)
+        deliveries.append(
+            DeviceDelivery(
+                notification: notification, deviceToken: token, deliveredAt: date, fromStorage: fromStorage,
+                channelID: channelID))
+    }
+
+    /// A finding on the push being played.
+    mutating func find(_ rule: LintRule, _ message: String) {
+        findings.append(LintFinding(rule, message))
+    }
+
+    /// The deliveries, with `findings` added to the device findings of the push numbered
+    /// `sequenceNumber` (the one the stage played), so that a delivery popped from the phone
+    /// says what the record says.
+    func deliveries(judging sequenceNumber: UInt64?, with findings: [LintFinding]) -> [DeviceDelivery] {
+        guard let sequenceNumber, !findings.isEmpty else { return deliveries }
+        return deliveries.map { delivery in
+            guard delivery.notification.sequenceNumber == sequenceNumber, delivery.channelID == nil else {
+                return delivery
+            }
+            var notification = delivery.notification
+            notification.deviceLintFindings = findings
+            return DeviceDelivery(
+                notification: notification, deviceToken: delivery.deviceToken, deliveredAt: delivery.deliveredAt,
+                fromStorage: delivery.fromStorage, channelID: delivery.channelID)
+        }
+    }
+}
