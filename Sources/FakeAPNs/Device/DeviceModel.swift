@@ -247,7 +247,10 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         let dropped = phone.record(steps.entries)
         for entry in steps.entries { count(entry, by: 1) }
         for entry in dropped { count(entry, by: -1) }
-        for delivery in steps.deliveries(judging: judging, with: steps.findings) { phone.deliveries.append(delivery) }
+        let deliveries = steps.deliveries(judging: judging, with: steps.findings) { [self] number in
+            retained(number)?.deviceLintFindings ?? []
+        }
+        for delivery in deliveries { phone.deliveries.append(delivery) }
         if !steps.entries.isEmpty { announce?(steps.entries) }
         due.set(phone.token, at: phone.nextDue?.at)
         return judging == nil ? [] : steps.findings

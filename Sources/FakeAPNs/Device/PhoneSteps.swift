@@ -47,17 +47,19 @@ struct PhoneSteps {
         findings.append(LintFinding(rule, message))
     }
 
-    /// The deliveries, with `findings` added to the device findings of the push numbered
-    /// `sequenceNumber` (the one the stage played), so that a delivery popped from the phone
-    /// says what the record says.
-    func deliveries(judging sequenceNumber: UInt64?, with findings: [LintFinding]) -> [DeviceDelivery] {
-        guard let sequenceNumber, !findings.isEmpty else { return deliveries }
-        return deliveries.map { delivery in
-            guard delivery.notification.sequenceNumber == sequenceNumber, delivery.channelID == nil else {
-                return delivery
-            }
+    /// The deliveries, each carrying its push's device findings, so that a delivery popped
+    /// from the phone says what the record says: the push numbered `judging` (the one the
+    /// stage played) gets `findings`, any other the findings `recorded` for it when it came.
+    func deliveries(
+        judging sequenceNumber: UInt64?, with findings: [LintFinding], recorded: (UInt64) -> [LintFinding]
+    ) -> [DeviceDelivery] {
+        deliveries.map { delivery in
+            guard delivery.channelID == nil, delivery.notification.deviceLintFindings.isEmpty else { return delivery }
+            let number = delivery.notification.sequenceNumber
+            let found = number == sequenceNumber ? findings : recorded(number)
+            guard !found.isEmpty else { return delivery }
             var notification = delivery.notification
-            notification.deviceLintFindings = findings
+            notification.deviceLintFindings = found
             return DeviceDelivery(
                 notification: notification, deviceToken: delivery.deviceToken, deliveredAt: delivery.deliveredAt,
                 fromStorage: delivery.fromStorage, channelID: delivery.channelID)

@@ -41,14 +41,17 @@ package enum Timestamp {
     /// date from outside enters through `UnixTime`, so only a date the engine computes from one
     /// (8 hours after an activity started on the last day of year 9999) can get there.
     package static func split(_ date: Date) -> (seconds: time_t, micros: Int) {
-        let interval = UnixTime.clamped(date).timeIntervalSince1970
+        let interval = date.timeIntervalSince1970
+        let last = (seconds: time_t(UnixTime.range.upperBound), micros: 999_999)
+        guard interval >= 0 else { return (0, 0) }
+        guard interval < Double(last.seconds) + 1 else { return last }
         var seconds = time_t(interval.rounded(.down))
         var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())
-        if micros >= 1_000_000, seconds < time_t(UnixTime.range.upperBound) {
+        if micros >= 1_000_000 {
+            guard seconds < last.seconds else { return last }
             seconds += 1
             micros -= 1_000_000
         }
-        micros = min(micros, 999_999)
         return (seconds, micros)
     }
 
