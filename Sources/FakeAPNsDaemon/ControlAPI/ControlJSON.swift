@@ -115,8 +115,12 @@ enum ControlJSON {
         return .double(seconds)
     }
 
+    /// Whole milliseconds, saturating: a test's `Duration` may be any number of seconds.
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, over) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000_000_000))
+        return over ? (whole < 0 ? .min : .max) : sum
     }
 }
