@@ -142,11 +142,19 @@ final class NotificationLogLineTests: XCTestCase {
                             + kind.names + ["lint", "receivedAt", "connection", "peer", "transport"] + certificateNames
                         let context = "\(kind.format) \(kind.names) \(transport) \(certificateNames) \(payloadNames)"
                         XCTAssertEqual(tree.objectValue.map { Array($0.keys) }, names, context)
-                        // The line has the lint's findings only when the intake judged them.
-                        let judged = (checked % 2 == 0) ? [LintFinding(.missingPushType, "no \"apns-push-type\"")] : nil
-                        notification.judgedLintFindings = judged
-                        let judgedLine = try JSONValue(parsing: notification.jsonLine(event: "notification"))
-                        XCTAssertEqual(judgedLine["lint"], judged.map(PhoneJSON.lint), context)
+                        // The line has the lint's findings only when the intake judged them (the
+                        // lint stage, or the device model with findings), and then the tree's.
+                        var judgedPush = notification
+                        judgedPush.judgedLintFindings =
+                            (checked % 2 == 0) ? [LintFinding(.missingPushType, "no \"apns-push-type\"")] : nil
+                        judgedPush.deviceLintFindings = (checked % 3 == 0) ? [LintFinding(.offlineBurst, "a\nburst")] : []
+                        let judgedLine = try JSONValue(parsing: judgedPush.jsonLine(event: "notification"))
+                        XCTAssertEqual(judgedLine["lint"], judgedPush.lintFindingsIfJudged.map(PhoneJSON.lint), context)
+                        if judgedPush.isLintJudged {
+                            var judgedTree = judgedPush.jsonObject.objectValue.map(Array.init) ?? []
+                            judgedTree.insert((key: "event", value: "notification"), at: 0)
+                            XCTAssertEqual(judgedLine, .object(JSONObject(judgedTree)), context)
+                        }
                         XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names.filter { $0 != "lint" }, context)
                         var expected = tree.objectValue.map { Array($0) }?.filter { $0.key != "lint" } ?? []
                         expected.insert((key: "event", value: "notification"), at: 0)

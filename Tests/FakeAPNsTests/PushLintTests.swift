@@ -98,6 +98,19 @@ final class PushLintTests: XCTestCase {
         XCTAssertEqual(notification.lintFindings.map(\.rule), [.missingPushType])
     }
 
+    func testANotificationsFindingsListTheDeviceModelsWithTheRequestsErrorsFirst() {
+        var notification = push(#"{"aps":{"alert":"Hi"}}"#, pushType: nil)
+        notification.deviceLintFindings = [LintFinding(.offlineBurst, "burst"), LintFinding(.liveActivityBudget, "budget")]
+        XCTAssertEqual(notification.lintFindings.map(\.rule), [.missingPushType, .offlineBurst, .liveActivityBudget])
+        XCTAssertTrue(notification.isLintJudged, "the device model judged it")
+        notification.judgedLintFindings = [LintFinding(.relativeExpiration, "judged")]
+        XCTAssertEqual(
+            notification.lintFindingsIfJudged?.map(\.rule), [.relativeExpiration, .offlineBurst, .liveActivityBudget])
+        notification.judgedLintFindings = nil
+        notification.deviceLintFindings = []
+        XCTAssertNil(notification.lintFindingsIfJudged)
+    }
+
     func testAnAppsBundleIsFoundByTheTopicOfEachOfItsPushTypes() {
         let apps = AppCatalog()
         apps[Self.bundle] = AppBundle(sounds: ["chime.caf"])

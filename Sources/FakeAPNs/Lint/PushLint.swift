@@ -32,9 +32,20 @@ package enum PushLint {
 }
 
 extension PushNotification {
-    /// What the push lint found in this push, errors first: judged as it arrived when its
-    /// app or phone was described (or strict lint was on), else from the request alone.
+    /// What the push lint found in this push, errors first: the request's findings (judged as
+    /// it arrived when its app was described or strict lint was on, else from the request
+    /// alone), and the device model's, when a test described the phone it was sent to.
     public var lintFindings: [LintFinding] {
-        judgedLintFindings ?? PushLint.findings(for: self, app: nil)
+        PushLint.errorsFirst((judgedLintFindings ?? PushLint.findings(for: self, app: nil)) + deviceLintFindings)
     }
+
+    /// ``lintFindings`` when anything judged this push as it came (the lint stage, or the
+    /// device model with findings); nil when nothing did, so that a reader that must not parse
+    /// every payload (the daemon's log and metrics) leaves it out.
+    package var lintFindingsIfJudged: [LintFinding]? {
+        isLintJudged ? lintFindings : nil
+    }
+
+    /// Whether anything judged this push as it came: ``lintFindingsIfJudged`` is not nil.
+    package var isLintJudged: Bool { judgedLintFindings != nil || !deviceLintFindings.isEmpty }
 }

@@ -19,7 +19,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     /// (it copies first otherwise), so no two threads ever write one storage.
     ///
     /// The fields are in the order that packs them: the format, identifier and expiration
-    /// fill the token's last word, so the object is 112 bytes, a 128-byte allocation (144 in
+    /// fill the token's last word, so the object is 120 bytes, a 128-byte allocation (152 in
     /// declaration by kind).
     private final class Storage: @unchecked Sendable {
         var deviceToken: DeviceToken
@@ -33,6 +33,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         var sequenceNumber: UInt64
         var http2: HTTP2Fields?
         var lintFindings: [LintFinding]?
+        var deviceLintFindings: [LintFinding] = []
 
         init(
             deviceToken: DeviceToken, payload: Payload, identifier: UInt32, expiration: UInt32?, priority: Priority,
@@ -56,6 +57,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
                 priority: priority, format: format, connection: connection, receivedAt: receivedAt,
                 sequenceNumber: sequenceNumber, http2: http2)
             copy.lintFindings = lintFindings
+            copy.deviceLintFindings = deviceLintFindings
             return copy
         }
     }
@@ -118,12 +120,21 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         set { unique.sequenceNumber = newValue }
     }
 
-    /// The push lint's findings, when the intake judged them as the push came (with the app's
-    /// bundle described, the device model or strict lint on); nil: judged from the request
-    /// alone when read (``lintFindings``).
+    /// The push lint's findings in the request, when the lint stage judged them as the push
+    /// came (with the app's bundle described, or strict lint on); nil: judged from the request
+    /// alone when read (``lintFindings``). Only the lint stage writes them.
     package var judgedLintFindings: [LintFinding]? {
         get { storage.lintFindings }
         set { unique.lintFindings = newValue }
+    }
+
+    /// The push lint's findings that need the phone's state (an offline burst, a stale Live
+    /// Activity timestamp, the Live Activity budget …), found as the device model played the
+    /// push on a phone a test described; empty otherwise. Only the device model writes them;
+    /// ``lintFindings`` lists them with the request's.
+    public package(set) var deviceLintFindings: [LintFinding] {
+        get { storage.deviceLintFindings }
+        set { unique.deviceLintFindings = newValue }
     }
 
     /// What only HTTP/2 requests carry, behind one reference so binary notifications stay small.
