@@ -298,8 +298,8 @@ final class EventLog: @unchecked Sendable {
                 var text = "\(now) accepted #\(notification.sequenceNumber) \(notification.format) token \(notification.deviceToken.hex)"
                 if let topic = notification.topic { text += " topic \(topic)" }
                 if let apnsID = notification.apnsID { text += " apns-id \(apnsID)" } else { text += " id \(notification.identifier)" }
-                // As the JSON log: the findings the intake judged.
-                if let findings = notification.judgedLintFindings, !findings.isEmpty {
+                // As the JSON log: the findings of a push the intake judged, the request's and the phone's.
+                if let findings = notification.lintFindingsIfJudged, !findings.isEmpty {
                     text += " lint " + findings.map { "\($0.level) \($0.rule)" }.joined(separator: ", ")
                 }
                 return text + " payload " + (notification.payload.text ?? "<\(notification.payload.count) bytes, not UTF-8>")

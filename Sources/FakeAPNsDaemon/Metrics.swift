@@ -32,8 +32,8 @@ public final class Metrics: Sendable {
             case .accepted(let batch):
                 for notification in batch {
                     counts.accepted[Self.formatIndex(notification.format)] += 1
-                    // Only what the intake judged, as the log: judging here would parse every payload.
-                    for finding in notification.judgedLintFindings ?? [] {
+                    // Only a push the intake judged, as the log: judging here would parse every payload.
+                    for finding in notification.lintFindingsIfJudged ?? [] {
                         counts.lintFindings["rule=\"\(finding.rule.id)\",level=\"\(finding.level)\"", default: 0] += 1
                     }
                 }
@@ -108,7 +108,7 @@ public final class Metrics: Sendable {
                "Steps of pushes on their way to phones (the device model's delivery log), by status.",
                labelled("status", counts.deviceLogEntries))
         family("fakeapns_lint_findings_total", "counter",
-               "Push lint findings on notifications judged as they came (an app described, or --lint strict), by rule and level.",
+               "Push lint findings on notifications judged as they came (an app or a phone described, or --lint strict), the request's and the device model's, by rule and level.",
                counts.lintFindings.sorted { $0.key < $1.key })
         family("fakeapns_queue_depth", "gauge", "Items waiting in the queues the API's next endpoints pop.",
                [("queue=\"notifications\"", server.notifications.count), ("queue=\"rejections\"", server.rejections.count)])

@@ -36,7 +36,8 @@ protocol NotificationRecordWriter {
     /// The connection's members, the record's last: ``PushNotification/writeConnection(_:to:)``.
     mutating func connection(_ connection: ConnectionInfo)
     /// The push lint's findings: ``PushNotification/writeLint(_:to:)`` with
-    /// ``PushNotification/lintFindings`` (judged now when the intake did not).
+    /// ``PushNotification/lintFindings``, the request's (judged now when the intake did not)
+    /// and the device model's.
     mutating func lint(of notification: PushNotification)
 }
 
@@ -70,10 +71,12 @@ extension PushNotification {
     /// ```
     ///
     /// An HTTP/2 request's members come after `format`; a client certificate's after
-    /// `transport`. `lint` holds the push lint's findings
+    /// `transport`. `lint` holds the push lint's findings, the request's and the device
+    /// model's, errors first
     /// (`[{"rule":"background-priority-10","level":"error","message":"…","source":"…"}]`); the
-    /// log line has it only for a push the intake judged (an app described, or `--lint
-    /// strict`): judging every push as it is logged would cost the log most of its speed. A payload that is not valid JSON appears as `"payload":null` with
+    /// log line has it only for a push the intake judged (an app described, `--lint strict`,
+    /// or the device model's findings): judging every push as it is logged would cost the log
+    /// most of its speed. A payload that is not valid JSON appears as `"payload":null` with
     /// `payloadText` (or `payloadBase64` when it is not UTF-8) and `payloadError`.
     func writeRecord(to record: inout some NotificationRecordWriter) {
         record.integer("sequence", Int(sequenceNumber))

@@ -167,10 +167,10 @@ private struct LinePreparation: NotificationRecordWriter {
         count += connectionMembers.bytes.count
     }
 
-    /// Only findings the intake judged: judging each push here would parse every payload the
-    /// writer otherwise copies unparsed.
+    /// Only a push the intake judged (the lint stage, or the device model with findings):
+    /// judging each push here would parse every payload the writer otherwise copies unparsed.
     mutating func lint(of notification: PushNotification) {
-        if let findings = notification.judgedLintFindings { PushNotification.writeLint(findings, to: &self) }
+        if let findings = notification.lintFindingsIfJudged { PushNotification.writeLint(findings, to: &self) }
     }
 }
 
@@ -298,6 +298,6 @@ private struct LineCursor: NotificationRecordWriter {
     }
 
     mutating func lint(of notification: PushNotification) {
-        if notification.judgedLintFindings != nil { copySegment() }
+        if notification.isLintJudged { copySegment() }
     }
 }

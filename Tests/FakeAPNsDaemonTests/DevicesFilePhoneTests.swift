@@ -173,6 +173,55 @@ final class DeviceLogEventTests: XCTestCase {
         ]])
     }
 
+    /// A push whose device findings the device model wrote beside the request's: the control
+    /// API's record (its list, and a phone's delivery), the JSON and text log lines and the
+    /// metrics all show both, errors first, alike.
+    func testEveryReaderShowsTheDeviceModelsFindingsWithTheRequests() throws {
+        let fixture = InProcessDaemonFixture()
+        try fixture.start(for: self)
+        var notification = PushNotification(
+            deviceToken: token, payload: Payload(#"{"aps":{"alert":"Hi"}}"#), identifier: 1, expiration: 3600,
+            format: .enhanced, connection: ConnectionInfo(id: 1, peer: "127.0.0.1:5000", tlsVersion: "TLSv1.3"),
+            receivedAt: Date(timeIntervalSince1970: 1_700_000_000), sequenceNumber: 1)
+        notification.deviceLintFindings = [
+            LintFinding(.offlineBurst, "a burst"), LintFinding(.liveActivityTimestamp, "a stale \"timestamp\""),
+        ]
+        let expected = PhoneJSON.lint([
+            notification.lintFindings[0], notification.deviceLintFindings[1], notification.deviceLintFindings[0],
+        ])
+        XCTAssertEqual(expected[0]?["rule"], "relative-expiration", "the request's, judged now")
+        XCTAssertEqual(notification.jsonObject["lint"], expected)
+
+        // The log line, fast or not, writes the record the tree does.
+        let line = try JSONValue(parsing: notification.jsonLine(event: "notification"))
+        var tree = notification.jsonObject.objectValue.map(Array.init) ?? []
+        tree.insert((key: "event", value: "notification"), at: 0)
+        XCTAssertEqual(line, .object(JSONObject(tree)))
+        XCTAssertEqual(try EventLog.jsonLines(.accepted([notification])).map { try JSONValue(parsing: $0)["lint"] }, [expected])
+        let text = EventLog.textLines(.accepted([notification]))
+        XCTAssertTrue(
+            text[0].contains(" lint error relative-expiration, error live-activity-timestamp, warning offline-burst payload "),
+            text[0])
+
+        let metrics = Metrics()
+        metrics.record(.accepted([notification]))
+        let rendered = metrics.render(server: fixture.daemon.server)
+        for (rule, level) in [("relative-expiration", "error"), ("live-activity-timestamp", "error"), ("offline-burst", "warning")] {
+            XCTAssertTrue(rendered.contains(#"fakeapns_lint_findings_total{rule="\#(rule)",level="\#(level)"} 1"#), rendered)
+        }
+
+        fixture.daemon.server.notificationHistory.append(contentsOf: [notification])
+        let listed = try fixture.http.get("/api/v1/notifications")
+        XCTAssertEqual(listed.json?["notifications"]?[0]?["lint"], expected, String(decoding: listed.body, as: UTF8.self))
+        fixture.daemon.server.device(token).deliveries.putBack([
+            DeviceDelivery(
+                notification: notification, deviceToken: token, deliveredAt: Date(timeIntervalSince1970: 1_700_000_001),
+                fromStorage: false)
+        ])
+        let delivered = try fixture.http.get("/api/v1/devices/\(token.hex)/deliveries/next?timeout=1")
+        XCTAssertEqual(delivered.json?["notification"]?["lint"], expected, String(decoding: delivered.body, as: UTF8.self))
+    }
+
     func testTheLintAndDeviceLogFlagsAreParsedAndChecked() throws {
         XCTAssertEqual(try Options.parse([]).lint, .on)
         XCTAssertEqual(try Options.parse([]).deviceLogLimit, 1000)

@@ -142,11 +142,19 @@ final class NotificationLogLineTests: XCTestCase {
                             + kind.names + ["lint", "receivedAt", "connection", "peer", "transport"] + certificateNames
                         let context = "\(kind.format) \(kind.names) \(transport) \(certificateNames) \(payloadNames)"
                         XCTAssertEqual(tree.objectValue.map { Array($0.keys) }, names, context)
-                        // The line has the lint's findings only when the intake judged them.
-                        let judged = (checked % 2 == 0) ? [LintFinding(.missingPushType, "no \"apns-push-type\"")] : nil
-                        notification.judgedLintFindings = judged
-                        let judgedLine = try JSONValue(parsing: notification.jsonLine(event: "notification"))
-                        XCTAssertEqual(judgedLine["lint"], judged.map(PhoneJSON.lint), context)
+                        // The line has the lint's findings only when the intake judged them (the
+                        // lint stage, or the device model with findings), and then the tree's.
+                        var judgedPush = notification
+                        judgedPush.judgedLintFindings =
+                            (checked % 2 == 0) ? [LintFinding(.missingPushType, "no \"apns-push-type\"")] : nil
+                        judgedPush.deviceLintFindings = (checked % 3 == 0) ? [LintFinding(.offlineBurst, "a\nburst")] : []
+                        let judgedLine = try JSONValue(parsing: judgedPush.jsonLine(event: "notification"))
+                        XCTAssertEqual(judgedLine["lint"], judgedPush.lintFindingsIfJudged.map(PhoneJSON.lint), context)
+                        if judgedPush.isLintJudged {
+                            var judgedTree = judgedPush.jsonObject.objectValue.map(Array.init) ?? []
+                            judgedTree.insert((key: "event", value: "notification"), at: 0)
+                            XCTAssertEqual(judgedLine, .object(JSONObject(judgedTree)), context)
+                        }
                         XCTAssertEqual(parsed.objectValue.map { Array($0.keys) }, ["event"] + names.filter { $0 != "lint" }, context)
                         var expected = tree.objectValue.map { Array($0) }?.filter { $0.key != "lint" } ?? []
                         expected.insert((key: "event", value: "notification"), at: 0)
@@ -172,7 +180,7 @@ final class NotificationLogLineTests: XCTestCase {
         (1, #"{"event":"notification","sequence":2,"token":"","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":1,"expiration":null,"priority":5,"format":"simple","apnsID":"0a1b2c3d-0000-4000-8000-000000000001","topic":"com.example.app","pushType":"alert","collapseID":"c\"1","keyID":"KEY123","teamID":"TEAM45","receivedAt":"1970-01-01T00:00:00.000000Z","connection":41,"peer":"[::1]:\"x\\y\"\u0001","transport":"tls","clientSubject":"CN=Apple Push Services: com.example.app,UID=com.example.app","clientTopic":"com.example.app"}"#),
         (2, #"{"event":"notification","sequence":3,"token":"00070e151c232a31383f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":2,"expiration":2000,"priority":1,"format":"frame","apnsID":"id","topic":null,"pushType":null,"collapseID":null,"receivedAt":"1969-12-31T23:59:58.500000Z","connection":42,"peer":"10.0.0.1:1","transport":"tls","clientSubject":"CN=é\n"}"#),
         (3, #"{"event":"notification","sequence":4,"token":"00","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":4294967295,"expiration":3000,"priority":-7,"format":"http2","receivedAt":"2026-11-29T01:05:10.000000Z","connection":3,"peer":"127.0.0.1:9","transport":"tls"}"#),
-        (5, #"{"event":"notification","sequence":9223372036854775807,"token":"","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":5,"expiration":null,"priority":5,"format":"simple","apnsID":"id","topic":null,"pushType":null,"collapseID":null,"receivedAt":"10000-01-01T00:00:00.250000Z","connection":42,"peer":"10.0.0.1:1","transport":"tls","clientSubject":"CN=é\n"}"#),
+        (5, #"{"event":"notification","sequence":9223372036854775807,"token":"","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":5,"expiration":null,"priority":5,"format":"simple","apnsID":"id","topic":null,"pushType":null,"collapseID":null,"receivedAt":"9999-12-31T23:59:59.999999Z","connection":42,"peer":"10.0.0.1:1","transport":"tls","clientSubject":"CN=é\n"}"#),
         (6, #"{"event":"notification","sequence":7,"token":"00070e151c232a31383f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":4294967295,"expiration":6000,"priority":1,"format":"frame","receivedAt":"0000-12-31T23:59:59.500000Z","connection":3,"peer":"127.0.0.1:9","transport":"tls"}"#),
         (7, #"{"event":"notification","sequence":8,"token":"00","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":7,"expiration":7000,"priority":-7,"format":"http2","apnsID":"0a1b2c3d-0000-4000-8000-000000000001","topic":"com.example.app","pushType":"alert","collapseID":"c\"1","keyID":"KEY123","teamID":"TEAM45","receivedAt":"2000-02-29T00:00:00.000001Z","connection":41,"peer":"[::1]:\"x\\y\"\u0001","transport":"tls","clientSubject":"CN=Apple Push Services: com.example.app,UID=com.example.app","clientTopic":"com.example.app"}"#),
         (8, #"{"event":"notification","sequence":9,"token":"fe15a27d5df3c34778defb1f4f3880265cc52c0c047682223be59fb68500a9a2","payload":{"aps":{"alert":"Hi"},"n":1},"identifier":8,"expiration":8000,"priority":10,"format":"enhanced","apnsID":"id","topic":null,"pushType":null,"collapseID":null,"receivedAt":"2026-11-29T01:05:09.999999Z","connection":42,"peer":"10.0.0.1:1","transport":"tls","clientSubject":"CN=é\n"}"#),

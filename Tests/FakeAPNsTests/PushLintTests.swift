@@ -98,6 +98,19 @@ final class PushLintTests: XCTestCase {
         XCTAssertEqual(notification.lintFindings.map(\.rule), [.missingPushType])
     }
 
+    func testANotificationsFindingsListTheDeviceModelsWithTheRequestsErrorsFirst() {
+        var notification = push(#"{"aps":{"alert":"Hi"}}"#, pushType: nil)
+        notification.deviceLintFindings = [LintFinding(.offlineBurst, "burst"), LintFinding(.liveActivityBudget, "budget")]
+        XCTAssertEqual(notification.lintFindings.map(\.rule), [.missingPushType, .offlineBurst, .liveActivityBudget])
+        XCTAssertTrue(notification.isLintJudged, "the device model judged it")
+        notification.judgedLintFindings = [LintFinding(.relativeExpiration, "judged")]
+        XCTAssertEqual(
+            notification.lintFindingsIfJudged?.map(\.rule), [.relativeExpiration, .offlineBurst, .liveActivityBudget])
+        notification.judgedLintFindings = nil
+        notification.deviceLintFindings = []
+        XCTAssertNil(notification.lintFindingsIfJudged)
+    }
+
     func testAnAppsBundleIsFoundByTheTopicOfEachOfItsPushTypes() {
         let apps = AppCatalog()
         apps[Self.bundle] = AppBundle(sounds: ["chime.caf"])
@@ -111,8 +124,8 @@ final class PushLintTests: XCTestCase {
     }
 
     func testEveryRuleHasAStableIDAndASource() {
-        XCTAssertEqual(LintRule.all.count, 17)
-        XCTAssertEqual(Set(LintRule.all.map(\.id)).count, 17)
+        XCTAssertEqual(LintRule.all.count, 18)
+        XCTAssertEqual(Set(LintRule.all.map(\.id)).count, 18)
         XCTAssertTrue(LintRule.all.allSatisfy { !$0.source.isEmpty })
         XCTAssertEqual(LintRule.named("background-priority-10"), .backgroundAtPriority10)
         XCTAssertNil(LintRule.named("no-such-rule"))
@@ -438,5 +451,63 @@ final class PushLintTests: XCTestCase {
         XCTAssertEqual(
             rules(push(#"{"aps":{"alert":"Hi","sound":"bell.caf"}}"#), app: AppBundle(categories: [])), [],
             "sounds not described")
+    }
+
+    // MARK: - 18 live-activity-date
+
+    func testALiveActivityDateThatIsNotAWholeSecondFrom1970To9999IsAnError() {
+        let found = findings(
+            liveActivity(
+                #"{"aps":{"event":"end","timestamp":1700000000,"content-state":{},"stale-date":-5,"#
+                    + #""dismissal-date":253402300800}}"#))
+        XCTAssertEqual(found.map(\.rule), [.liveActivityDate, .liveActivityDate])
+        XCTAssertEqual(
+            found.first?.message,
+            "aps.stale-date -5 is not a whole number of seconds from 1970 to the end of year 9999; the phone ignores"
+                + " the push")
+        XCTAssertTrue(found.last?.message.hasPrefix("aps.dismissal-date 253402300800 ") == true, "\(found)")
+        let fraction = findings(liveActivity(#"{"aps":{"event":"update","timestamp":1700000000.5,"content-state":{}}}"#))
+        XCTAssertEqual(fraction.map(\.rule), [.liveActivityTimestamp], "the update's timestamp rule says it once")
+        let text = findings(liveActivity(#"{"aps":{"event":"end","timestamp":"soon","content-state":{}}}"#))
+        XCTAssertEqual(text.map(\.rule), [.liveActivityDate])
+        XCTAssertTrue(text.first?.message.hasPrefix(#"aps.timestamp "soon" "#) == true, "\(text)")
+    }
+
+    func testWholeLiveActivityDatesInRangeOrOnAnotherPushAreNotLiveActivityDates() {
+        let dates = #""timestamp":0,"stale-date":1.767e9,"dismissal-date":253402300799"#
+        XCTAssertEqual(rules(liveActivity(#"{"aps":{"event":"end","content-state":{},\#(dates)}}"#)), [])
+        XCTAssertEqual(rules(push(#"{"aps":{"alert":"Hi","stale-date":-1}}"#)), [], "not a Live Activity's push")
+    }
+
+    // MARK: - The rule table
+
+    func testEachRuleStaticIsItsTableEntryInTheTablesOrder() {
+        let statics: [LintRule] = [
+            .backgroundAtPriority10, .backgroundWithUserInteraction, .contentAvailableOnAlert, .rendersNothing,
+            .unknownAPSKey, .mutableContentWithoutAlert, .unregisteredCategory, .interruptionLevelWithoutEntitlement,
+            .relevanceScoreOutOfRange, .relativeExpiration, .offlineBurst, .liveActivityTimestamp,
+            .liveActivityStartIncomplete, .contentStateTooLarge, .liveActivityBudget, .missingPushType, .unknownSound,
+            .liveActivityDate,
+        ]
+        XCTAssertEqual(statics, LintRule.all)
+        XCTAssertEqual(
+            LintRuleDefinition.all.filter { $0.check == nil }.map(\.rule), [.offlineBurst, .liveActivityBudget],
+            "the device model's rules have no request check")
+        for definition in LintRuleDefinition.all {
+            XCTAssertFalse(definition.doc.contains("|") || definition.doc.contains("\n"), definition.swiftName)
+            XCTAssertEqual(definition.check == nil, definition.doc.contains("judged by the device model"), definition.swiftName)
+        }
+    }
+
+    /// The rule table of the PushLint article is the rule table's rows: a new rule shows there,
+    /// in its place, with its identifier, Swift name, level, text and source.
+    func testThePushLintArticlesRuleTableIsTheRuleTable() throws {
+        let article = repositoryRoot.appendingPathComponent("Sources/FakeAPNs/FakeAPNs.docc/PushLint.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let rows = text.split(separator: "\n").map(String.init).filter { line in
+            line.hasPrefix("| ") && line.dropFirst(2).first?.isNumber == true
+        }
+        let expected = LintRuleDefinition.all.enumerated().map { $0.element.docRow(number: $0.offset + 1) }
+        XCTAssertEqual(rows, expected, "the rows the table makes:\n" + expected.joined(separator: "\n"))
     }
 }

@@ -31,7 +31,9 @@ final class UnixTimeTests: XCTestCase {
     func testEveryDateIsWrittenAsRFC3339WithAFourDigitYear() {
         XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: 1e300)), "9999-12-31T23:59:59.999999Z")
         XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: 9.2e18)), "9999-12-31T23:59:59.999999Z")
-        XCTAssertEqual(Timestamp.rfc3339(.distantPast), "1970-01-01T00:00:00.000000Z")
+        XCTAssertEqual(Timestamp.rfc3339(.distantPast), "0000-12-30T00:00:00.000000Z", "proleptic Gregorian")
+        XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: -1e300)), "0000-01-01T00:00:00.000000Z")
+        XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: .nan)), "0000-01-01T00:00:00.000000Z")
         XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: 253_402_300_799.9999996)), "9999-12-31T23:59:59.999999Z")
         XCTAssertEqual(Timestamp.rfc3339(Date(timeIntervalSince1970: 1_800_000_000.25)), "2027-01-15T08:00:00.250000Z")
     }

@@ -35,9 +35,10 @@ struct BackgroundWakes {
     /// Holds a background push (a force-quit app's is not delivered instead): the app's held
     /// one is overwritten.
     mutating func hold(
-        _ notification: PushNotification, bundle: String, why: (String, byBudget: Bool), _ settings: DeviceSettings,
+        _ facts: PushFacts, bundle: String, why: (String, byBudget: Bool), _ settings: DeviceSettings,
         at now: Date, steps: inout PhoneSteps
     ) {
+        let notification = facts.notification
         if settings[app: bundle].state == .forceQuit {
             steps.note(.throttled, notification, at: now, detail: "not delivered: \(why.0)")
             return
@@ -47,7 +48,7 @@ struct BackgroundWakes {
             steps.note(
                 .overwritten, old.notification, at: now, detail: "overwritten by \(DeviceModel.name(of: notification))")
         }
-        held[bundle] = HeldPush(notification: notification, reason: why.0, byBudget: why.byBudget)
+        held[bundle] = HeldPush(facts: facts, reason: why.0, byBudget: why.byBudget)
     }
 
     /// Takes the app's held push (the app was launched, or its budget refilled).
@@ -121,7 +122,9 @@ struct BackgroundWakes {
 
 /// A background push the phone holds for its app.
 struct HeldPush {
-    var notification: PushNotification
+    /// What the phone makes of it, read when it came.
+    var facts: PushFacts
+    var notification: PushNotification { facts.notification }
     /// Why, in one line.
     var reason: String
     /// Whether only a budget holds it (it is released when the budget refills).

@@ -137,24 +137,24 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     @discardableResult
     package func update(_ token: DeviceToken, to new: DeviceSettings, ifAt version: UInt64? = nil) -> Bool {
         withPhone(token) { phone, now, steps in
-            phone.update(to: new, ifAt: version, apps: apps, at: now, steps: &steps)
+            phone.update(to: new, ifAt: version, at: now, steps: &steps)
         }
     }
 
     package func launchApp(_ bundleID: String, on token: DeviceToken) {
         withPhone(token) { phone, now, steps in
-            phone.launch(AppBundle.bundleID(of: bundleID), apps: apps, at: now, steps: &steps)
+            phone.launch(AppBundle.bundleID(of: bundleID), at: now, steps: &steps)
         }
     }
 
     package func forceQuit(_ bundleID: String, on token: DeviceToken) {
         withPhone(token) { phone, now, steps in
-            phone.forceQuit(AppBundle.bundleID(of: bundleID), apps: apps, at: now, steps: &steps)
+            phone.forceQuit(AppBundle.bundleID(of: bundleID), at: now, steps: &steps)
         }
     }
 
     package func releaseBursts(on token: DeviceToken) {
-        withPhone(token) { phone, now, steps in phone.releaseBursts(apps: apps, at: now, steps: &steps) }
+        withPhone(token) { phone, now, steps in phone.releaseBursts(at: now, steps: &steps) }
     }
 
     package func log(of token: DeviceToken) -> [DeliveryLogEntry] {

@@ -33,20 +33,22 @@ struct LiveActivities {
     /// applied. `replaying`: a push sent before a test described the phone, applied as a phone
     /// no test described has it.
     func admit(
-        _ notification: PushNotification, channelID: String?, _ settings: DeviceSettings, at now: Date,
-        replaying: Bool, steps: inout PhoneSteps
+        _ facts: PushFacts, channelID: String?, _ settings: DeviceSettings, at now: Date, replaying: Bool,
+        steps: inout PhoneSteps
     ) -> Update? {
-        let aps = notification.payload.aps
+        let notification = facts.notification
+        let aps = facts.aps
         let event = aps.event ?? "update"
         func ignore(_ detail: String) -> Update? {
             steps.note(.ignoredLiveActivity, notification, at: now, channelID: channelID, detail: detail)
             return nil
         }
-        let dates: ActivityDates
-        switch ActivityDates.read(aps) {
-        case .success(let read): dates = read
-        case .failure(let unusable): return ignore("\(unusable.field) \(unusable.value) is no date a phone can use")
+        if let unusable = facts.invalidLiveActivityDates.first {
+            let text = unusable.value.serialized()
+            let shown = text.count > 32 ? String(text.prefix(32)) + "…" : text
+            return ignore("\(unusable.field) \(shown) is no date a phone can use")
         }
+        let dates = ActivityDates(aps)
         let key = channelID.map { "channel \($0)" } ?? "topic \(notification.topic ?? "")"
         let update = Update(
             key: key, event: event,
@@ -162,41 +164,17 @@ struct LiveActivities {
     }
 }
 
-/// A Live Activity push's dates, each within ``UnixTime/range``.
+/// A Live Activity push's usable dates, each within ``UnixTime/range`` (a push with an
+/// unusable one is ignored: ``PushFacts/invalidLiveActivityDates``).
 struct ActivityDates {
     var timestamp: UnixTime?
     var stale: UnixTime?
     var dismissal: UnixTime?
 
-    /// A date field whose value no phone can use: not a whole number of seconds from 1970 to
-    /// the end of year 9999.
-    struct Unusable: Error {
-        var field: String
-        var value: String
-    }
-
-    /// The dates of `aps`: a field sent as anything but such a number is unusable, and the
-    /// phone ignores the push (a fraction of a second or a number past year 9999 is as
-    /// meaningless to ActivityKit's ordering as a string).
-    static func read(_ aps: APS) -> Result<ActivityDates, Unusable> {
-        var dates = ActivityDates()
-        for (field, path) in [
-            ("timestamp", \ActivityDates.timestamp), ("stale-date", \.stale), ("dismissal-date", \.dismissal),
-        ] {
-            guard let value = aps[field] else { continue }
-            let time: UnixTime? =
-                switch value {
-                case .int(let seconds): UnixTime(seconds: seconds)
-                case .double(let seconds): UnixTime(exactly: seconds)
-                default: nil
-                }
-            guard let time else {
-                let text = value.serialized()
-                return .failure(Unusable(field: field, value: text.count > 32 ? String(text.prefix(32)) + "…" : text))
-            }
-            dates[keyPath: path] = time
-        }
-        return .success(dates)
+    init(_ aps: APS) {
+        timestamp = aps["timestamp"].flatMap(PushFacts.unixTime)
+        stale = aps["stale-date"].flatMap(PushFacts.unixTime)
+        dismissal = aps["dismissal-date"].flatMap(PushFacts.unixTime)
     }
 }
 

@@ -82,18 +82,19 @@ final class PhoneState {
         _ notification: PushNotification, uninstalled: Bool, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps
     ) {
         steps.note(.received, notification, at: now)
+        let facts = Self.facts(of: notification, apps: apps)
         let app = settings[app: notification.topic ?? ""]
         if !app.isInstalled || uninstalled {
             let detail = app.isInstalled ? "the device registry has the app uninstalled" : nil
             steps.note(.discardedTokenUnregistered, notification, at: now, detail: detail)
             return
         }
-        if app.authorization == .denied, !Self.isBackground(notification) {
+        if app.authorization == .denied, !facts.isBackground {
             steps.note(.discardedDisabled, notification, at: now)
             return
         }
         guard let reason = storageReason(notification) else {
-            arrive(notification, apps: apps, at: now, fromStorage: false, steps: &steps)
+            arrive(facts, at: now, fromStorage: false, steps: &steps)
             return
         }
         var until = StoredPushes.expiry(of: notification, acceptedAt: now)
@@ -106,16 +107,17 @@ final class PhoneState {
             }
             until = UnixTime.clamped(now, adding: grace)
         }
-        storage.store(notification, reason: reason, until: until, choice: settings.storage, at: now, steps: &steps)
+        storage.store(facts, reason: reason, until: until, choice: settings.storage, at: now, steps: &steps)
     }
 
     /// Plays a broadcast's delivery.
     func play(_ delivery: BroadcastDelivery, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
         let notification = delivery.notification
+        let facts = Self.facts(of: notification, apps: apps)
         let channel = delivery.channelID
         steps.note(.received, notification, at: now, channelID: channel)
         if settings.isOnline {
-            arrive(notification, apps: apps, at: now, fromStorage: false, channelID: channel, steps: &steps)
+            arrive(facts, at: now, fromStorage: false, channelID: channel, steps: &steps)
             return
         }
         guard notification.expiration != 0 else {
@@ -125,7 +127,7 @@ final class PhoneState {
         }
         var until = UnixTime.clamped(now, adding: ChannelRegistry.storedMessageLifetime)
         if let expiry = notification.expirationDate, expiry < until { until = expiry }
-        storage.store(notification, channel: channel, until: until, at: now, steps: &steps)
+        storage.store(facts, channel: channel, until: until, at: now, steps: &steps)
     }
 
     /// A push sent before a test described the phone, received and delivered at once when it
@@ -133,7 +135,8 @@ final class PhoneState {
     func replay(_ notification: PushNotification, apps: AppCatalog?, steps: inout PhoneSteps) {
         steps.note(.received, notification, at: notification.receivedAt)
         arrive(
-            notification, apps: apps, at: notification.receivedAt, fromStorage: false, replaying: true, steps: &steps)
+            Self.facts(of: notification, apps: apps), at: notification.receivedAt, fromStorage: false, replaying: true,
+            steps: &steps)
     }
 
     /// Why the phone cannot take the push now (nil: it can).
@@ -145,26 +148,34 @@ final class PhoneState {
         return nil
     }
 
+    /// What the phone makes of a push, read once as it reaches the phone (a stored or held
+    /// push keeps it), with its app as the test described it then.
+    static func facts(of notification: PushNotification, apps: AppCatalog?) -> PushFacts {
+        let topic = notification.topic ?? ""
+        return PushFacts(notification, app: topic.isEmpty ? nil : apps?[topic])
+    }
+
     /// A push the phone can take now: a Live Activity push goes to its activity, a background
     /// push wakes its app (or is held), any other goes to the screen.
     private func arrive(
-        _ notification: PushNotification, apps: AppCatalog?, at now: Date, fromStorage: Bool, channelID: String? = nil,
-        replaying: Bool = false, steps: inout PhoneSteps
+        _ facts: PushFacts, at now: Date, fromStorage: Bool, channelID: String? = nil, replaying: Bool = false,
+        steps: inout PhoneSteps
     ) {
+        let notification = facts.notification
         let status: DeliveryStatus = fromStorage ? .deliveredFromStorage : .deliveredToDevice
-        if notification.pushType == .liveactivity {
+        if facts.isLiveActivity {
             guard
                 let update = activities.admit(
-                    notification, channelID: channelID, settings, at: now, replaying: replaying, steps: &steps)
+                    facts, channelID: channelID, settings, at: now, replaying: replaying, steps: &steps)
             else { return }
             steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
             activities.apply(update, notification, token: token, settings, at: now)
             return
         }
-        if Self.isBackground(notification) {
+        if facts.isBackground {
             let bundle = AppBundle.bundleID(of: notification.topic ?? "")
             if !replaying, let why = background.holdReason(for: bundle, settings, at: now) {
-                background.hold(notification, bundle: bundle, why: why, settings, at: now, steps: &steps)
+                background.hold(facts, bundle: bundle, why: why, settings, at: now, steps: &steps)
                 return
             }
             steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
@@ -172,8 +183,7 @@ final class PhoneState {
             return
         }
         steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
-        let topic = notification.topic ?? ""
-        centre.show(notification, settings, app: topic.isEmpty ? nil : apps?[topic], at: now)
+        centre.show(facts, settings, at: now)
     }
 
     /// Delivers a held background push and wakes its app.
@@ -184,32 +194,23 @@ final class PhoneState {
         background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
     }
 
-    /// A background push: `apns-push-type: background`, or `content-available: 1` with no
-    /// alert, badge or sound.
-    static func isBackground(_ notification: PushNotification) -> Bool {
-        if notification.pushType == .background { return true }
-        guard notification.pushType == nil || notification.pushType == .alert else { return false }
-        let aps = notification.payload.aps
-        return aps.contentAvailable && aps.alert == nil && aps.badge == nil && aps.sound == nil
-    }
-
     // MARK: The phone changes
 
     /// Sets the settings when they are still at `version` (nil: whatever they are), then plays
     /// what the change releases or discards. False when another change came in between.
     func update(
-        to new: DeviceSettings, ifAt version: UInt64?, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps
+        to new: DeviceSettings, ifAt version: UInt64?, at now: Date, steps: inout PhoneSteps
     ) -> Bool {
         if let version, version != settingsVersion { return false }
         if new.storage != settings.storage { storage.choiceChanged() }
         settings = new
         settingsVersion &+= 1
-        settle(apps: apps, at: now, steps: &steps)
+        settle(at: now, steps: &steps)
         return true
     }
 
     /// The user opens the app: it leaves the force-quit state and gets its held push.
-    func launch(_ bundle: String, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+    func launch(_ bundle: String, at now: Date, steps: inout PhoneSteps) {
         if settings[app: bundle].state == .forceQuit {
             settings[app: bundle].state = .background
             settingsVersion &+= 1
@@ -220,31 +221,28 @@ final class PhoneState {
     }
 
     /// The user swipes the app away.
-    func forceQuit(_ bundle: String, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+    func forceQuit(_ bundle: String, at now: Date, steps: inout PhoneSteps) {
         settings[app: bundle].state = .forceQuit
         settingsVersion &+= 1
-        settle(apps: apps, at: now, steps: &steps)
+        settle(at: now, steps: &steps)
     }
 
     /// Delivers the pushes stored for power considerations, as a burst, when the phone is
     /// online; then settles.
-    func releaseBursts(apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
+    func releaseBursts(at now: Date, steps: inout PhoneSteps) {
         if settings.isOnline {
             for stored in storage.takeBursts() {
-                arrive(stored.notification, apps: apps, at: now, fromStorage: true, steps: &steps)
+                arrive(stored.facts, at: now, fromStorage: true, steps: &steps)
             }
         }
-        settle(apps: apps, at: now, steps: &steps)
+        settle(at: now, steps: &steps)
     }
 
     /// After a change: discards what the phone no longer takes, delivers what it now takes, in
     /// the order the pushes were sent, and releases held background pushes.
-    private func settle(apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
-        let released = storage.settle(
-            settings, reason: storageReason, isBackground: Self.isBackground, at: now, steps: &steps)
-        for stored in released {
-            arrive(
-                stored.notification, apps: apps, at: now, fromStorage: true, channelID: stored.channelID, steps: &steps)
+    private func settle(at now: Date, steps: inout PhoneSteps) {
+        for stored in storage.settle(settings, reason: storageReason, at: now, steps: &steps) {
+            arrive(stored.facts, at: now, fromStorage: true, channelID: stored.channelID, steps: &steps)
         }
         for held in background.settle(settings, at: now, steps: &steps) {
             wake(held, at: now, detail: "released: nothing holds it any more", steps: &steps)

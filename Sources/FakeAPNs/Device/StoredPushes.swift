@@ -34,14 +34,15 @@ struct StoredPushes {
     /// wins, or the seeded generator chooses), and the newer push gets the `offlineBurst`
     /// finding.
     mutating func store(
-        _ notification: PushNotification, reason: DeliveryStatus, until: Date, choice: DeviceSettings.StorageChoice,
+        _ facts: PushFacts, reason: DeliveryStatus, until: Date, choice: DeviceSettings.StorageChoice,
         at now: Date, steps: inout PhoneSteps
     ) {
+        let notification = facts.notification
         let key = notification.topic
         steps.note(reason, notification, at: now)
         guard var old = slots[key] else {
             makeRoom(forChannel: false, at: now, steps: &steps)
-            slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until)
+            slots[key] = StoredPush(facts: facts, reason: reason, expiresAt: until)
             return
         }
         steps.find(
@@ -57,7 +58,7 @@ struct StoredPushes {
         if keepNew {
             steps.note(
                 .overwritten, old.notification, at: now, detail: "overwritten by \(DeviceModel.name(of: notification))")
-            slots[key] = StoredPush(notification: notification, reason: reason, expiresAt: until, offered: old.offered)
+            slots[key] = StoredPush(facts: facts, reason: reason, expiresAt: until, offered: old.offered)
         } else {
             steps.note(
                 .overwritten, notification, at: now,
@@ -67,9 +68,8 @@ struct StoredPushes {
     }
 
     /// Stores a broadcast's message in its channel's slot, overwriting the one there.
-    mutating func store(
-        _ notification: PushNotification, channel: String, until: Date, at now: Date, steps: inout PhoneSteps
-    ) {
+    mutating func store(_ facts: PushFacts, channel: String, until: Date, at now: Date, steps: inout PhoneSteps) {
+        let notification = facts.notification
         if let old = channelSlots[channel] {
             steps.note(
                 .overwritten, old.notification, at: now, channelID: channel,
@@ -78,7 +78,7 @@ struct StoredPushes {
             makeRoom(forChannel: true, at: now, steps: &steps)
         }
         channelSlots[channel] = StoredPush(
-            notification: notification, reason: .storedDeviceOffline, expiresAt: until, channelID: channel)
+            facts: facts, reason: .storedDeviceOffline, expiresAt: until, channelID: channel)
         steps.note(.storedDeviceOffline, notification, at: now, channelID: channel)
     }
 
@@ -106,8 +106,8 @@ struct StoredPushes {
     /// another reason now, and returns what it takes now, in the order the pushes were sent
     /// (topics' slots, then channels' when it is online).
     mutating func settle(
-        _ settings: DeviceSettings, reason: (PushNotification) -> DeliveryStatus?, isBackground: (PushNotification) -> Bool,
-        at now: Date, steps: inout PhoneSteps
+        _ settings: DeviceSettings, reason: (PushNotification) -> DeliveryStatus?, at now: Date,
+        steps: inout PhoneSteps
     ) -> [StoredPush] {
         var released: [StoredPush] = []
         for (key, stored) in slots.sorted(by: { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }) {
@@ -116,7 +116,7 @@ struct StoredPushes {
             if !app.isInstalled {
                 slots[key] = nil
                 steps.note(.discardedTokenUnregisteredFromStorage, notification, at: now)
-            } else if app.authorization == .denied, !isBackground(notification) {
+            } else if app.authorization == .denied, !stored.facts.isBackground {
                 slots[key] = nil
                 steps.note(.discardedDisabledFromStorage, notification, at: now)
             } else if let reason = reason(notification) {
@@ -178,7 +178,9 @@ struct StoredPushes {
 
 /// A push a storage slot holds (the phone is offline, restricted or asleep).
 struct StoredPush {
-    var notification: PushNotification
+    /// What the phone makes of it, read when it came.
+    var facts: PushFacts
+    var notification: PushNotification { facts.notification }
     /// `Stored - Device Offline` or `Stored - Power Considerations`.
     var reason: DeliveryStatus
     /// When it expires ("Discarded - Expired").

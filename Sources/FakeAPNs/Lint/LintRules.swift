@@ -1,85 +1,388 @@
+/// One of the push lint's rules, everything about it in one place: its identifier, level and
+/// source (the ``LintRule``), its Swift name, the line the rule table of the push lint's
+/// article shows, and its check. ``LintRuleDefinition/all`` is the table: ``LintRule/all``,
+/// ``PushLint`` and the article's rows all come from it, so a new rule is one entry there, its
+/// `LintRule` static, and its row (a test holds the article to the table).
+package struct LintRuleDefinition: Sendable {
+    /// A request-only rule's check: one message per finding (each names the field and what the
+    /// phone will do, on one line).
+    package typealias Check = @Sendable (PushFacts) -> [String]
+
+    /// The rule: its identifier, level and source.
+    package let rule: LintRule
+    /// The name of its `LintRule` static, such as `relativeExpiration`.
+    package let swiftName: String
+    /// When it fires and what the phone does then, as the article's rule table says it.
+    package let doc: String
+    /// Its check; nil for a rule the device model judges, which needs the phone's state.
+    package let check: Check?
+
+    private init(
+        _ swiftName: String, _ id: String, _ level: LintLevel, source: String, doc: String, check: Check?
+    ) {
+        rule = LintRule(id, level: level, source: source)
+        self.swiftName = swiftName
+        self.doc = doc
+        self.check = check
+    }
+
+    /// The findings of this rule in `push` (none for a device-model rule).
+    package func findings(in push: PushFacts) -> [LintFinding] {
+        (check?(push) ?? []).map { LintFinding(rule, $0) }
+    }
+
+    /// The rule's row in the article's rule table, numbered from 1 in the order of ``all``.
+    package func docRow(number: Int) -> String {
+        "| \(number) | `\(rule.id)` | ``LintRule/\(swiftName)`` | \(rule.level) | \(doc) | \(rule.source) |"
+    }
+
+    /// The definition of the rule whose static is named `swiftName`.
+    package static func named(swiftName: String) -> LintRuleDefinition? {
+        all.first { $0.swiftName == swiftName }
+    }
+
+    /// The longest `content-state`, encoded, that a Live Activity takes (Apple: 4 KB).
+    package static let maximumContentStateBytes = 4096
+    /// Below this, an `apns-expiration` is a number of seconds sent where a date belongs: as a
+    /// date it is before September 2001.
+    package static let smallestPlausibleExpiration: UInt32 = 1_000_000_000
+
+    /// Every rule, in the order of the lint list of the device-delivery notes (its numbers are
+    /// the article's), the rules after it appended.
+    package static let all: [LintRuleDefinition] = [
+        LintRuleDefinition(
+            "backgroundAtPriority10", "background-priority-10", .error,
+            source: "Apple: Sending notification requests to APNs (push types: background); Apple Developer Forums 745345",
+            doc: "`apns-push-type: background` at priority 10 (the default); what the phone does is undefined: Apple"
+                + " calls it an error (always use 5), one report shows it accepted and the app woken"
+        ) { push in
+            guard push.notification.pushType == .background, push.notification.priority == .immediately else { return [] }
+            return [
+                "apns-priority 10 on a background push, which Apple calls an error (use 5); what the phone does with it"
+                    + " is undefined"
+            ]
+        },
+        LintRuleDefinition(
+            "backgroundWithUserInteraction", "background-with-alert", .error,
+            source: "Apple: Pushing background updates to your App",
+            doc: "a background push whose `aps` holds `alert`, `badge` or `sound`; the phone may neither show it nor"
+                + " wake the app: a background `aps` must hold only `content-available`"
+        ) { push in
+            let keys = ["alert", "badge", "sound"].filter { push.aps[$0] != nil }
+            guard push.notification.pushType == .background, !keys.isEmpty else { return [] }
+            let named = keys.map { "aps.\($0)" }.joined(separator: ", ")
+            return [
+                "a background push carries \(named), but must hold only content-available; the phone may neither"
+                    + " show it nor wake the app (send an alert push)"
+            ]
+        },
+        LintRuleDefinition(
+            "contentAvailableOnAlert", "content-available-on-alert", .warning,
+            source: "Apple: Pushing background updates to your App; Apple Developer Forums 745345",
+            doc: "`content-available: 1` on an `alert` push with no alert text, badge or sound; the phone neither"
+                + " shows it nor wakes the app"
+        ) { push in
+            guard push.notification.pushType == .alert, push.aps.contentAvailable, !push.showsSomething else { return [] }
+            return [
+                "content-available 1 on an alert push with no alert, badge or sound; the phone neither shows it nor"
+                    + " wakes the app (send it as apns-push-type background at priority 5)"
+            ]
+        },
+        LintRuleDefinition(
+            "rendersNothing", "renders-nothing", .warning,
+            source: "Apple: Generating a remote notification; Apple Developer Forums 745345",
+            doc: "no `aps`, an empty one, or one with no alert text, badge or sound (an empty string is none), on an"
+                + " `alert` push, or one with no push type (binary, or HTTP/2 without the header to a topic whose"
+                + " suffix names none, such as `.voip`) and no `content-available`; the phone shows nothing, plays"
+                + " nothing, sets no badge"
+        ) { push in
+            guard push.isMeantToShow, !push.showsSomething else { return [] }
+            // content-available on an alert push is the more precise finding.
+            if push.notification.pushType == .alert, push.aps.contentAvailable { return [] }
+            let what: String
+            switch push.apsValue {
+            case nil: what = "the payload has no aps"
+            case .object(let object) where object.isEmpty: what = "aps is empty"
+            case .object: what = "aps has no alert, badge or sound the phone can use"
+            case .some(let value): what = "aps is \(value.kindDescription), not a dictionary"
+            }
+            return ["\(what); the phone shows nothing, plays no sound and sets no badge"]
+        },
+        LintRuleDefinition(
+            "unknownAPSKey", "unknown-aps-key", .warning,
+            source: "Apple: Generating a remote notification",
+            doc: "a key inside `aps` Apple does not define (``APS/documentedKeys``, Live Activity keys included); the"
+                + " phone ignores it: custom data goes beside `aps`"
+        ) { push in
+            push.aps.raw.keys.filter { !APS.documentedKeys.contains($0) }.map { key in
+                "aps key \(quoted(key)) is not one Apple defines; the phone ignores it (custom data goes beside aps)"
+            }
+        },
+        LintRuleDefinition(
+            "mutableContentWithoutAlert", "mutable-content-without-alert", .warning,
+            source: "Apple: Modifying content in newly delivered notifications",
+            doc: "`mutable-content: 1` without an alert title, subtitle or body (a localization key counts); the"
+                + " phone never runs the notification service extension"
+        ) { push in
+            guard push.aps.mutableContent, !push.hasAlertText else { return [] }
+            return [
+                "mutable-content 1 without an alert title, subtitle or body; the phone never runs the notification"
+                    + " service extension"
+            ]
+        },
+        LintRuleDefinition(
+            "unregisteredCategory", "unregistered-category", .warning,
+            source: "Apple: Declaring your actionable notification types",
+            doc: "a `category` the described app does not register; the phone shows the notification without its"
+                + " actions"
+        ) { push in
+            guard let categories = push.app?.categories, let category = push.aps.category,
+                !categories.contains(category)
+            else { return [] }
+            return [
+                "category \(quoted(category)) is not one the app registers; the phone shows the notification without"
+                    + " its actions"
+            ]
+        },
+        LintRuleDefinition(
+            "interruptionLevelWithoutEntitlement", "interruption-level-without-entitlement", .warning,
+            source: "Apple: UNNotificationInterruptionLevel; UNAuthorizationOptions.criticalAlert",
+            doc: "`time-sensitive` or `critical` without the described app's entitlement, or a `sound` dictionary"
+                + " with `critical: 1` without the critical-alerts one; the phone presents it as `active`, with an"
+                + " ordinary sound (observed)"
+        ) { push in
+            guard let entitlements = push.app?.entitlements else { return [] }
+            let sent = push.aps.interruptionLevel
+            if let sent, sent != .active, push.interruptionLevel == APS.InterruptionLevel.active.rawValue {
+                let needed: AppBundle.Entitlement = sent == .critical ? .criticalAlerts : .timeSensitive
+                return [
+                    "interruption-level \(quoted(sent.rawValue)) without the app's \(needed.rawValue) entitlement;"
+                        + " the phone presents it as active"
+                ]
+            }
+            // A critical sound is a critical alert too, whatever the interruption level says.
+            let criticalSound = push.aps.sound?.critical == true || push.aps.alert?.sound?.critical == true
+            guard criticalSound, sent != .critical, !entitlements.contains(.criticalAlerts) else { return [] }
+            return [
+                "sound critical 1 without the app's critical-alerts entitlement; the phone plays an ordinary sound,"
+                    + " which the mute switch silences"
+            ]
+        },
+        LintRuleDefinition(
+            "relevanceScoreOutOfRange", "relevance-score-out-of-range", .warning,
+            source: "Apple: Generating a remote notification",
+            doc: "`relevance-score` outside 0 to 1, except on a Live Activity push; the phone ranks it in the"
+                + " notification summary in a way nobody defined"
+        ) { push in
+            guard !push.isLiveActivity, let score = push.aps.relevanceScore, !(0...1).contains(score),
+                let sent = push.aps["relevance-score"]
+            else { return [] }
+            return [
+                "relevance-score \(shown(sent)) is outside 0 to 1 (only Live Activities take any number); how"
+                    + " the phone ranks it in the notification summary is undefined"
+            ]
+        },
+        LintRuleDefinition(
+            "relativeExpiration", "relative-expiration", .error,
+            source: "Apple: Sending notification requests to APNs (apns-expiration); Apple Developer Forums 708937",
+            doc: "an expiration (`apns-expiration`, or the binary expiry) other than 0 and below 1,000,000,000: a"
+                + " number of seconds read as a date in 1970; the push is already expired, so it is never stored,"
+                + " and a phone offline when it is sent never gets it"
+        ) { push in
+            let notification = push.notification
+            guard let expiration = notification.expiration, expiration != 0,
+                expiration < LintRuleDefinition.smallestPlausibleExpiration
+            else { return [] }
+            let field =
+                switch notification.format {
+                case .http2, .broadcast: "apns-expiration"
+                case .simple, .enhanced, .frame: "expiry"
+                }
+            return [
+                "\(field) \(expiration) is a date \(expiration) seconds after 1 January 1970, long past, not a time"
+                    + " from now; the push is not stored, so a phone that is offline never gets it"
+            ]
+        },
+        LintRuleDefinition(
+            "offlineBurst", "offline-burst", .warning,
+            source: "Apple: Sending notification requests to APNs (stores only one)",
+            doc: "several pushes for one app while the phone is offline (judged by the device model); the phone gets"
+                + " one of them: APNs stores one push per app",
+            check: nil),
+        LintRuleDefinition(
+            "liveActivityTimestamp", "live-activity-timestamp", .error,
+            source: "Apple: Activity.update(_:alertConfiguration:timestamp:); Starting and updating Live Activities",
+            doc: "a Live Activity `update` without a whole-number `timestamp`; the device model adds one older than"
+                + " the last, or over 8 hours ahead; the phone cannot order it and may ignore it"
+        ) { push in
+            guard push.isLiveActivity, push.aps.event == "update", push.aps.timestamp == nil else { return [] }
+            let what =
+                push.aps["timestamp"].map { "aps.timestamp \(shown($0)) is not a whole number of seconds" }
+                ?? "a Live Activity update without aps.timestamp"
+            return ["\(what); the phone cannot order it against earlier updates and may ignore it"]
+        },
+        LintRuleDefinition(
+            "liveActivityStartIncomplete", "live-activity-start-incomplete", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications",
+            doc: "a Live Activity `start` without `alert`, `attributes-type` or `attributes`; the phone does not"
+                + " start the activity"
+        ) { push in
+            guard push.isLiveActivity, push.aps.event == "start" else { return [] }
+            let missing = ["alert", "attributes-type", "attributes"].filter { push.aps[$0] == nil }
+            guard !missing.isEmpty else { return [] }
+            let named = missing.map { "aps.\($0)" }.joined(separator: ", ")
+            return ["a Live Activity start without \(named); the phone does not start the activity"]
+        },
+        LintRuleDefinition(
+            "contentStateTooLarge", "content-state-too-large", .error,
+            source: "Apple: ActivityAttributes.ContentState",
+            doc: "a Live Activity `content-state` over 4096 bytes as compact JSON; the phone fails the update"
+        ) { push in
+            guard push.isLiveActivity, let state = push.aps.contentState else { return [] }
+            let size = state.serialized().utf8.count
+            let limit = LintRuleDefinition.maximumContentStateBytes
+            guard size > limit else { return [] }
+            return ["aps.content-state is \(size) bytes encoded, over \(limit); the phone fails the update"]
+        },
+        LintRuleDefinition(
+            "liveActivityBudget", "live-activity-budget", .warning,
+            source: "Apple: Starting and updating Live Activities (the budget of priority 10 pushes)",
+            doc: "priority 10 Live Activity updates over the hourly budget (judged by the device model); the phone"
+                + " throttles them",
+            check: nil),
+        LintRuleDefinition(
+            "missingPushType", "missing-push-type", .warning,
+            source: "Apple: Sending notification requests to APNs (apns-push-type)",
+            doc: "an HTTP/2 device push without `apns-push-type` (binary pushes have no such header; a broadcast is"
+                + " refused without one); the phone may get it late or not at all; a watch never does"
+        ) { push in
+            guard push.notification.format == .http2, push.notification.pushType == nil else { return [] }
+            return ["no apns-push-type; APNs may deliver the push late or drop it, and a watch never gets it"]
+        },
+        LintRuleDefinition(
+            "unknownSound", "unknown-sound", .warning,
+            source: "Apple: UNNotificationSound; Generating a remote notification",
+            doc: "a `sound` (a name, a dictionary's `name`, or a Live Activity alert's `sound`) other than `default`"
+                + " that the described app does not bundle; the phone plays the default sound"
+        ) { push in
+            guard let sounds = push.app?.sounds else { return [] }
+            return [("sound", push.aps.sound), ("alert sound", push.aps.alert?.sound)].compactMap { field, sound in
+                guard let name = sound?.name, !name.isEmpty, name != "default", !sounds.contains(name) else {
+                    return nil
+                }
+                return "\(field) \(quoted(name)) is not in the app's bundle; the phone plays the default sound"
+            }
+        },
+        LintRuleDefinition(
+            "liveActivityDate", "live-activity-date", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications (UNIX timestamps)",
+            doc: "a Live Activity `timestamp`, `stale-date` or `dismissal-date` that is not a whole number of seconds"
+                + " from 1970 to the end of year 9999 (a missing or non-number update `timestamp` is"
+                + " `live-activity-timestamp`); the phone ignores the push"
+        ) { push in
+            push.invalidLiveActivityDates.compactMap { date in
+                // A non-whole update timestamp is live-activity-timestamp's finding.
+                if date.field == "timestamp", push.aps.event == "update", push.aps.timestamp == nil { return nil }
+                return "aps.\(date.field) \(shown(date.value)) is not a whole number of seconds from 1970 to the end"
+                    + " of year 9999; the phone ignores the push"
+            }
+        },
+    ]
+}
+
 /// The push lint's rules, one per way a push that Apple accepts goes wrong on the phone. The
-/// facts and their sources are those of the device-delivery notes (Apple's pages, quoted).
+/// facts and their sources are those of the device-delivery notes (Apple's pages, quoted);
+/// each rule is defined in the rule table, ``all`` lists them in its order.
 extension LintRule {
     /// `apns-push-type: background` at priority 10 (the default): Apple calls it an error, yet
     /// APNs is seen to accept it, so FakeAPNs answers 200 and reports it here.
-    public static let backgroundAtPriority10 = LintRule(
-        "background-priority-10", level: .error,
-        source: "Apple: Sending notification requests to APNs (push types: background); Apple Developer Forums 745345")
+    public static let backgroundAtPriority10 = defined("backgroundAtPriority10")
     /// A background push whose `aps` holds `alert`, `badge` or `sound`.
-    public static let backgroundWithUserInteraction = LintRule(
-        "background-with-alert", level: .error, source: "Apple: Pushing background updates to your App")
+    public static let backgroundWithUserInteraction = defined("backgroundWithUserInteraction")
     /// `content-available: 1` on an `alert` push with nothing to show: seen neither shown nor
     /// waking the app.
-    public static let contentAvailableOnAlert = LintRule(
-        "content-available-on-alert", level: .warning,
-        source: "Apple: Pushing background updates to your App; Apple Developer Forums 745345")
-    /// An `aps` that is empty or has no alert, badge or sound, on a push meant to show
+    public static let contentAvailableOnAlert = defined("contentAvailableOnAlert")
+    /// An `aps` that is empty or has no alert text, badge or sound, on a push meant to show
     /// something (an `alert` push, or one with no push type and no `content-available`):
     /// accepted, renders nothing.
-    public static let rendersNothing = LintRule(
-        "renders-nothing", level: .warning,
-        source: "Apple: Generating a remote notification; Apple Developer Forums 745345")
+    public static let rendersNothing = defined("rendersNothing")
     /// A key inside `aps` that Apple does not define: APNs ignores it.
-    public static let unknownAPSKey = LintRule(
-        "unknown-aps-key", level: .warning, source: "Apple: Generating a remote notification")
+    public static let unknownAPSKey = defined("unknownAPSKey")
     /// `mutable-content: 1` without alert text: the service extension never runs.
-    public static let mutableContentWithoutAlert = LintRule(
-        "mutable-content-without-alert", level: .warning,
-        source: "Apple: Modifying content in newly delivered notifications")
+    public static let mutableContentWithoutAlert = defined("mutableContentWithoutAlert")
     /// A `category` the app has not registered: shown without buttons.
-    public static let unregisteredCategory = LintRule(
-        "unregistered-category", level: .warning, source: "Apple: Declaring your actionable notification types")
+    public static let unregisteredCategory = defined("unregisteredCategory")
     /// `time-sensitive` or `critical` (or a critical sound) without the entitlement: seen shown
     /// as `active`.
-    public static let interruptionLevelWithoutEntitlement = LintRule(
-        "interruption-level-without-entitlement", level: .warning,
-        source: "Apple: UNNotificationInterruptionLevel; UNAuthorizationOptions.criticalAlert")
+    public static let interruptionLevelWithoutEntitlement = defined("interruptionLevelWithoutEntitlement")
     /// `relevance-score` outside 0...1 on a push that is not a Live Activity's.
-    public static let relevanceScoreOutOfRange = LintRule(
-        "relevance-score-out-of-range", level: .warning, source: "Apple: Generating a remote notification")
+    public static let relevanceScoreOutOfRange = defined("relevanceScoreOutOfRange")
     /// An `apns-expiration` so small it is a number of seconds, read as a date in 1970.
-    public static let relativeExpiration = LintRule(
-        "relative-expiration", level: .error,
-        source: "Apple: Sending notification requests to APNs (apns-expiration); Apple Developer Forums 708937")
+    public static let relativeExpiration = defined("relativeExpiration")
     /// Several pushes to an offline device for one app: all but one will be lost. The device
     /// model's rule: it needs the phone's state.
-    public static let offlineBurst = LintRule(
-        "offline-burst", level: .warning, source: "Apple: Sending notification requests to APNs (stores only one)")
+    public static let offlineBurst = defined("offlineBurst")
     /// A Live Activity `update` with a stale or missing `timestamp`, or one over 8 hours ahead.
     /// The push lint reports a missing (or not whole) timestamp; the device model, which knows
     /// the activity's last one and the clock, the others.
-    public static let liveActivityTimestamp = LintRule(
-        "live-activity-timestamp", level: .error,
-        source: "Apple: Activity.update(_:alertConfiguration:timestamp:); Starting and updating Live Activities")
+    public static let liveActivityTimestamp = defined("liveActivityTimestamp")
     /// A Live Activity `start` without `alert`, `attributes-type` or `attributes`.
-    public static let liveActivityStartIncomplete = LintRule(
-        "live-activity-start-incomplete", level: .error,
-        source: "Apple: Starting and updating Live Activities with ActivityKit push notifications")
+    public static let liveActivityStartIncomplete = defined("liveActivityStartIncomplete")
     /// A `content-state` over 4 KB encoded: the phone fails the update.
-    public static let contentStateTooLarge = LintRule(
-        "content-state-too-large", level: .error, source: "Apple: ActivityAttributes.ContentState")
+    public static let contentStateTooLarge = defined("contentStateTooLarge")
     /// Priority 10 Live Activity updates beyond the hourly budget: the phone throttles them.
     /// The device model's rule: it needs the phone's state.
-    public static let liveActivityBudget = LintRule(
-        "live-activity-budget", level: .warning,
-        source: "Apple: Starting and updating Live Activities (the budget of priority 10 pushes)")
+    public static let liveActivityBudget = defined("liveActivityBudget")
     /// An HTTP/2 device push without `apns-push-type`: required on watchOS; APNs may delay or
     /// drop the push. Binary pushes have no such header, and a broadcast is refused without it.
-    public static let missingPushType = LintRule(
-        "missing-push-type", level: .warning, source: "Apple: Sending notification requests to APNs (apns-push-type)")
+    public static let missingPushType = defined("missingPushType")
     /// A `sound` the app does not bundle: the phone plays the default sound.
-    public static let unknownSound = LintRule(
-        "unknown-sound", level: .warning, source: "Apple: UNNotificationSound; Generating a remote notification")
+    public static let unknownSound = defined("unknownSound")
+    /// A Live Activity `timestamp`, `stale-date` or `dismissal-date` that is not a whole number
+    /// of seconds from 1970 to the end of year 9999: the phone ignores the push.
+    public static let liveActivityDate = defined("liveActivityDate")
 
     /// The rule with this identifier, when it is one of ``all``.
     public static func named(_ id: String) -> LintRule? { all.first { $0.id == id } }
 
     /// Every rule, in the order of the lint list.
-    public static let all: [LintRule] = [
-        .backgroundAtPriority10, .backgroundWithUserInteraction, .contentAvailableOnAlert, .rendersNothing,
-        .unknownAPSKey, .mutableContentWithoutAlert, .unregisteredCategory, .interruptionLevelWithoutEntitlement,
-        .relevanceScoreOutOfRange, .relativeExpiration, .offlineBurst, .liveActivityTimestamp,
-        .liveActivityStartIncomplete, .contentStateTooLarge, .liveActivityBudget, .missingPushType, .unknownSound,
-    ]
+    public static let all: [LintRule] = LintRuleDefinition.all.map(\.rule)
+
+    /// The rule of the table's entry for the static `swiftName`.
+    private static func defined(_ swiftName: String) -> LintRule {
+        guard let definition = LintRuleDefinition.named(swiftName: swiftName) else {
+            preconditionFailure("no rule \(swiftName) in the push lint's rule table")
+        }
+        return definition.rule
+    }
+}
+
+/// `text` as a JSON string, on one line whatever was sent, past 64 characters cut.
+private func quoted(_ text: String) -> String {
+    oneLine(JSONValue.string(clipped(text)).serialized())
+}
+
+/// `value` as compact JSON, on one line, past 64 characters cut.
+private func shown(_ value: JSONValue) -> String {
+    clipped(oneLine(value.serialized()))
+}
+
+/// `text` past 64 characters cut, with an ellipsis.
+private func clipped(_ text: String) -> String {
+    text.count > 64 ? String(text.prefix(64)) + "…" : text
+}
+
+/// JSON text with the line breaks JSON leaves as they are (U+0085, U+2028, U+2029) escaped;
+/// it escapes the others.
+private func oneLine(_ json: String) -> String {
+    var text = ""
+    for scalar in json.unicodeScalars {
+        switch scalar {
+        case "\u{85}": text += "\\u0085"
+        case "\u{2028}": text += "\\u2028"
+        case "\u{2029}": text += "\\u2029"
+        default: text.unicodeScalars.append(scalar)
+        }
+    }
+    return text
 }

@@ -19,7 +19,7 @@ public struct PushNotification: Sendable, CustomStringConvertible {
     /// (it copies first otherwise), so no two threads ever write one storage.
     ///
     /// The fields are in the order that packs them: the format, identifier and expiration
-    /// fill the token's last word, so the object is 112 bytes, a 128-byte allocation (144 in
+    /// fill the token's last word, so the object is 120 bytes, a 128-byte allocation (152 in
     /// declaration by kind).
     private final class Storage: @unchecked Sendable {
         var deviceToken: DeviceToken
@@ -120,17 +120,18 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         set { unique.sequenceNumber = newValue }
     }
 
-    /// The push lint's findings, when the intake judged them as the push came (with the app's
-    /// bundle described, the device model or strict lint on); nil: judged from the request
-    /// alone when read (``lintFindings``).
+    /// The push lint's findings in the request, when the lint stage judged them as the push
+    /// came (with the app's bundle described, or strict lint on); nil: judged from the request
+    /// alone when read (``lintFindings``). Only the lint stage writes them.
     package var judgedLintFindings: [LintFinding]? {
         get { storage.lintFindings }
         set { unique.lintFindings = newValue }
     }
 
-    /// What the device model found as it played the push on its phone (a burst to an offline
-    /// phone, a stale Live Activity timestamp, the Live Activity budget): empty when its phone
-    /// was not described.
+    /// The push lint's findings that need the phone's state (an offline burst, a stale Live
+    /// Activity timestamp, the Live Activity budget …), found as the device model played the
+    /// push on a phone a test described; empty otherwise. Only the device model writes them;
+    /// ``lintFindings`` lists them with the request's.
     public package(set) var deviceLintFindings: [LintFinding] {
         get { storage.deviceLintFindings }
         set { unique.deviceLintFindings = newValue }

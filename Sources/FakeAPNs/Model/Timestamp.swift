@@ -35,15 +35,16 @@ package enum Timestamp {
         pointer[6] = UInt8(ascii: "Z")
     }
 
-    /// Whole seconds since 1970 and the microseconds past them, rounded to the nearest. A date
-    /// outside ``UnixTime/range`` is written as the nearest end of it (a date before 1970 as
-    /// 1970-01-01T00:00:00.000000Z, one past year 9999 as 9999-12-31T23:59:59.999999Z): every
-    /// date from outside enters through `UnixTime`, so only a date the engine computes from one
-    /// (8 hours after an activity started on the last day of year 9999) can get there.
+    /// Whole seconds since 1970 and the microseconds past them, rounded to the nearest, within
+    /// the years RFC 3339 can write (0000 to 9999): a date past year 9999 is written as
+    /// 9999-12-31T23:59:59.999999Z, one before year 0000 (or NaN) as 0000-01-01T00:00:00.000000Z.
+    /// Every date from outside enters through ``UnixTime`` (1970 to year 9999), so only a date the
+    /// engine computes from one (8 hours after an activity started on the last day of year 9999)
+    /// can get past the end.
     package static func split(_ date: Date) -> (seconds: time_t, micros: Int) {
         let interval = date.timeIntervalSince1970
         let last = (seconds: time_t(UnixTime.range.upperBound), micros: 999_999)
-        guard interval >= 0 else { return (0, 0) }
+        guard interval >= Double(firstSecond) else { return (firstSecond, 0) }
         guard interval < Double(last.seconds) + 1 else { return last }
         var seconds = time_t(interval.rounded(.down))
         var micros = Int(((interval - Double(seconds)) * 1_000_000).rounded())
@@ -54,6 +55,9 @@ package enum Timestamp {
         }
         return (seconds, micros)
     }
+
+    /// 0000-01-01T00:00:00Z, the first second RFC 3339 can write, in seconds since 1970.
+    private static let firstSecond: time_t = -62_167_219_200
 
     /// "2026-11-29T13:05:09." for `seconds` since 1970.
     package static func appendSecond(_ seconds: time_t, to output: inout [UInt8]) {
