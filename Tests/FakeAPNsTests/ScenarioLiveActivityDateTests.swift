@@ -34,6 +34,10 @@ final class ScenarioLiveActivityDateTests: ScenarioTestCase {
                 pushType: "liveactivity")
             XCTAssertEqual(try Curl.send(push, to: server).status, 200, "Apple's 200")
             assertIgnored(phone.log(apnsID: push.apnsID!), naming: field)
+            let record = server.notificationHistory.list().first { $0.apnsID == push.apnsID }
+            let finding = try XCTUnwrap(record?.lintFindings.first { $0.rule == .liveActivityDate }, "\(field)")
+            XCTAssertEqual(finding.level, .error)
+            XCTAssertTrue(finding.message.contains(field), finding.message)
             XCTAssertEqual(phone.screen.liveActivities, [], "no activity on the screen")
             phone.update { $0.isOnline.toggle() }
             phone.update { $0.isOnline.toggle() }
