@@ -79,6 +79,21 @@ final class OneClockTests: XCTestCase {
         XCTAssertEqual(try other.send(.push(extra: bearer(try freshToken()))).status, 429, "but the next one, at once, is")
     }
 
+    func testAnIatAfterYear9999IsARefusalThatSaysSo() throws {
+        try fixture.start(.init(authentication: .testToken), for: self)
+        for seconds in [253_402_300_800, 1e15, 1e18] {
+            let token = try ProviderTokenSigner.sign(
+                keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID,
+                issuedAt: Date(timeIntervalSince1970: seconds))
+            let verified = ProviderTokenVerifier(keys: [.test]).verify(authorization: "bearer \(token)", now: Date(timeIntervalSince1970: seconds))
+            guard case .failure(let failure) = verified else { return XCTFail("iat \(seconds) accepted") }
+            XCTAssertEqual(failure.reason, .invalidProviderToken)
+            XCTAssertTrue(failure.detail.contains("after year 9999"), failure.detail)
+            XCTAssertEqual(try Curl.send(curlPush(token), to: server).reason, "InvalidProviderToken")
+        }
+        XCTAssertEqual(server.notifications.count, 0)
+    }
+
     // MARK: - Records
 
     func testEveryListenerStampsReceivedAtWithTheSetTime() throws {
