@@ -288,3 +288,29 @@ final class OneClockTests: XCTestCase {
         XCTAssertEqual(found, [], "pass receivedAt, read from the server's clock:\n" + found.joined(separator: "\n"))
     }
 }
+
+/// The server's memory of provider tokens stays bounded: past its threshold it forgets the
+/// tokens that would be refused as expired either way, on real time and on its clock.
+final class ProviderTokenSightingsTests: XCTestCase {
+    func testOnlyTokensExpiredOnBothClocksAreForgotten() {
+        let real = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+        let clock = ServerClock(reading: { real.withLock { $0 } })
+        let sightings = ProviderTokenSightings(clock: clock)
+        func claims(_ issuedAt: Date) -> ProviderTokenClaims {
+            ProviderTokenClaims(keyID: TestCertificates.jwtKeyID, teamID: TestCertificates.jwtTeamID, issuedAt: issuedAt)
+        }
+        let start = real.withLock { $0 }
+        clock.set(to: start)   // stands still from here on
+        let twoHoursBefore = start.addingTimeInterval(-7200)
+        for index in 0..<1000 { _ = sightings.record("old-\(index)", claims: claims(twoHoursBefore), real: start) }
+        _ = sightings.record("kept-by-the-clock", claims: claims(start), real: start)
+        real.withLock { $0 += 2 * 3600 }
+        for index in 0..<23 { _ = sightings.record("new-\(index)", claims: claims(real.withLock { $0 }), real: real.withLock { $0 }) }
+        XCTAssertEqual(sightings.count, 1024)
+        _ = sightings.record("the-one-past-the-threshold", claims: claims(real.withLock { $0 }), real: real.withLock { $0 })
+        XCTAssertEqual(sightings.count, 25, "the 1000 expired ones are forgotten")
+        XCTAssertNotNil(sightings.judgingTime(for: "new-0").firstSeen)
+        XCTAssertNil(sightings.judgingTime(for: "old-0").firstSeen)
+        XCTAssertNotNil(sightings.judgingTime(for: "kept-by-the-clock").firstSeen, "two hours old on real time, but new on the server's clock")
+    }
+}

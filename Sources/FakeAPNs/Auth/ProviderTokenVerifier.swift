@@ -29,8 +29,15 @@ import Foundation
 /// let claims = try verifier.verify(authorization: "bearer \(token)", now: Date()).get()
 /// ```
 ///
-/// Verification never traps, whatever the input: every length is checked, and a header value
-/// longer than ``maximumTokenLength`` is refused before it is decoded.
+/// Verification never traps, whatever the input: every length is checked, a header value
+/// longer than ``maximumTokenLength`` is refused before it is decoded, and an `iat` enters as a
+/// ``UnixTime``.
+///
+/// A server judges a token it has not seen yet at the real time
+/// (``FakeAPNsServer/Configuration/clock``), as its signer signed it on real time, and a token
+/// it has seen at that first age plus how far its clock (``FakeAPNsServer/clock``) has moved
+/// since, never less: a test that moves the clock an hour sees a token it used expire, and one
+/// that moves it 31 days can still push with tokens signed now.
 public struct ProviderTokenVerifier: Sendable {
     /// How old a token's `iat` may be: one hour, as at Apple.
     public static let maximumTokenAge: TimeInterval = 3600
