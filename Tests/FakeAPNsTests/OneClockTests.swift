@@ -151,6 +151,11 @@ final class OneClockTests: XCTestCase {
         let other = try DeviceToken(hex: "00" + String(Fixtures.token.hex.dropFirst(2)))
         server.feedback.add(other)
         XCTAssertEqual(server.feedback.pendingTuples.last?.date, Self.setTime, "a tuple without a date")
+
+        server.devices.unregister(Fixtures.token, at: Date(timeIntervalSince1970: 1e300))
+        let far = try server.connectHTTP2().send(.push())
+        XCTAssertEqual(far.status, 410)
+        XCTAssertEqual(far.timestamp, 253_402_300_799_999, "held to the end of year 9999, not a trap")
     }
 
     // MARK: - Saturation

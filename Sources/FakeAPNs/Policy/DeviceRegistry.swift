@@ -111,7 +111,8 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// ``FakeAPNsServer/clock``, in whole seconds as the feedback tuple says): the token appears
     /// once on the feedback service with that timestamp, and notifications to it are refused as
     /// unregistered (HTTP/2 410 `Unregistered` with that timestamp; the binary gateway drops
-    /// them). A token the registry did not hold is registered first.
+    /// them). A token the registry did not hold is registered first. A date past year 9999 or
+    /// before 1970 is held to that end (``UnixTime/clamped(_:)``), as the clock's are.
     ///
     /// APNs starts answering 410 only after a delay it keeps unpredictable on purpose, and
     /// answers 200 meanwhile. `reportedAfter` plays that: until the server's clock
@@ -124,7 +125,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// ```
     public func unregister(_ token: DeviceToken, at date: Date? = nil, reportedAfter delay: Duration = .zero) {
         let seconds = UnixTime.interval(delay)
-        let date = date ?? UnixTime(clamping: clock.currentDate).date
+        let date = UnixTime.clamped(date ?? UnixTime(clamping: clock.currentDate).date)
         lock.withLock {
             if entries[token] == nil {
                 order.append(token)
