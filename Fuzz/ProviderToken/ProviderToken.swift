@@ -13,7 +13,8 @@
 // minute ahead, and the same token is expired an hour and a second after its iat and invalid
 // more than a minute before it; the session refuses what the verifier refuses, for the same
 // reason, and otherwise only for another team (InvalidProviderToken) or a refresh under 20
-// minutes (TooManyProviderTokenUpdates), keeping its state when it refuses.
+// minutes after it first saw the token it holds (TooManyProviderTokenUpdates: at one fixed time,
+// every new token), keeping its state when it refuses.
 
 import Foundation
 @testable import FakeAPNs
@@ -79,8 +80,8 @@ private func check(_ authorization: String?, session: inout ProviderTokenSession
         case .success(let sessionClaims):
             require(sessionClaims == claims, "the session's claims differ")
             if let team = before.boundTeamID { require(team == claims.teamID, "team \(team) took \(claims.teamID)") }
-            if let held = before.currentClaims, before.currentToken != token {
-                let interval = claims.issuedAt.timeIntervalSince(held.issuedAt)
+            if let held = before.currentFirstSeen, before.currentToken != token {
+                let interval = now.timeIntervalSince(held)
                 require(interval >= ProviderTokenSession.minimumRefreshInterval, "a refresh after \(interval) s")
             }
             require(

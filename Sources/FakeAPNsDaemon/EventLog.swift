@@ -10,7 +10,9 @@ import Glibc
 
 /// The daemon's log: one line per event (connection opened, closed or refused, handshake
 /// failed, notification accepted, refusal, feedback read, a step of the device model's
-/// delivery log), as JSON lines or readable text. Events are
+/// delivery log), as JSON lines or readable text. A text line starts with the time by the
+/// server's clock (``FakeAPNsServer/clock``) when it is written, so a test that moved the clock
+/// reads its own time there, as in the records. Events are
 /// queued by the server's threads and written by one thread of the log's own, so a slow
 /// terminal or disk does not slow a connection while the backlog is small; past
 /// ``backlogLimit`` lines, `waitForRoom()` holds the producers back until the writer catches
@@ -236,8 +238,16 @@ final class EventLog: @unchecked Sendable {
     private func lines(_ event: ServerEvent) -> [String] {
         switch format {
         case .json: return Self.jsonLines(event)
-        case .text: return Self.textLines(event)
+        case .text: return Self.textLines(event, at: stampClock.withLock { $0 }.currentDate)
         }
+    }
+
+    /// The clock the text lines are stamped by: real time until ``stamp(by:)``.
+    private let stampClock = Locked(ServerClock())
+
+    /// Stamps the text lines by `clock` from now on: the daemon's server's, once it exists.
+    func stamp(by clock: ServerClock) {
+        stampClock.withLock { $0 = clock }
     }
 
     static func jsonLines(_ event: ServerEvent) -> [String] {
@@ -290,8 +300,9 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
-    static func textLines(_ event: ServerEvent) -> [String] {
-        let now = Timestamp.rfc3339(Date())
+    /// The text lines of one event, stamped `now`.
+    static func textLines(_ event: ServerEvent, at now: Date) -> [String] {
+        let now = Timestamp.rfc3339(now)
         switch event {
         case .accepted(let batch):
             return batch.map { notification in

@@ -70,6 +70,7 @@ enum ServeCommand {
                     log.record(event)
                 },
                 backPressure: { log.waitForRoom() })
+            log.stamp(by: daemon.server.clock)
             try daemon.start(metrics: metrics)
         } catch {
             close(log)

@@ -141,7 +141,7 @@ final class DeviceLogEventTests: XCTestCase {
     }
 
     func testEachDeliveryLogEntryIsOneTextLineAtTheServersTime() {
-        let lines = EventLog.textLines(.deviceLog(entries()))
+        let lines = EventLog.textLines(.deviceLog(entries()), at: Date(timeIntervalSince1970: 1_700_000_000))
         XCTAssertEqual(lines, [
             "2023-11-14T22:13:20.000000Z device \(token.hex) #3 Stored - Device Offline",
             "2023-11-14T22:14:20.500000Z device \(token.hex) #3 Overwritten: overwritten by apns-id 3333",
@@ -163,7 +163,7 @@ final class DeviceLogEventTests: XCTestCase {
         XCTAssertEqual(line["lint"]?[0]?["message"], "judged")
         XCTAssertEqual(line.objectValue?.map(\.key).firstIndex(of: "lint"), line.objectValue?.map(\.key).firstIndex(of: "receivedAt").map { $0 - 1 })
         XCTAssertEqual(judged.jsonObject["lint"], line["lint"], "the control API writes the same member")
-        let text = EventLog.textLines(.accepted([notification, judged]))
+        let text = EventLog.textLines(.accepted([notification, judged]), at: Date(timeIntervalSince1970: 1_700_000_000))
         XCTAssertFalse(text[0].contains(" lint "), text[0])
         XCTAssertTrue(text[1].contains(" lint warning unknown-sound payload "), text[1])
         let finding = LintFinding(.unknownSound, #"sound "chime.caf" is not in the app"#)
@@ -198,7 +198,7 @@ final class DeviceLogEventTests: XCTestCase {
         tree.insert((key: "event", value: "notification"), at: 0)
         XCTAssertEqual(line, .object(JSONObject(tree)))
         XCTAssertEqual(try EventLog.jsonLines(.accepted([notification])).map { try JSONValue(parsing: $0)["lint"] }, [expected])
-        let text = EventLog.textLines(.accepted([notification]))
+        let text = EventLog.textLines(.accepted([notification]), at: notification.receivedAt)
         XCTAssertTrue(
             text[0].contains(" lint error relative-expiration, error live-activity-timestamp, warning offline-burst payload "),
             text[0])

@@ -92,7 +92,7 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(created["bundle"]?.stringValue, "com.example.app")
         XCTAssertEqual(created["storagePolicy"]?.intValue, 1)
         XCTAssertEqual(try JSONValue(parsing: XCTUnwrap(EventLog.jsonLines(.channelDeleted(channel)).first))["event"]?.stringValue, "channel-deleted")
-        let text = EventLog.textLines(.channelDeleted(channel))
+        let text = EventLog.textLines(.channelDeleted(channel), at: Date(timeIntervalSince1970: 1_700_000_000))
         XCTAssertEqual(text.count, 1)
         XCTAssertTrue(text[0].hasSuffix(" channel dHN0LXNyY2gtY2hubA== deleted for com.example.app"), text[0])
     }
@@ -120,7 +120,7 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(
             EventLog.jsonLines(refusals[0]),
             [#"{"event":"connection-refused","listener":"gateway","peer":"127.0.0.1:5003","cause":"listener-limit","reason":"too many connections on this listener (limit 1000)"}"#])
-        let text = try XCTUnwrap(EventLog.textLines(refusals[2]).first)
+        let text = try XCTUnwrap(EventLog.textLines(refusals[2], at: Date(timeIntervalSince1970: 1_700_000_000)).first)
         XCTAssertTrue(
             text.hasSuffix(" http2 connection from [::1]:5005 refused: no thread for the connection: Resource temporarily unavailable"),
             text)

@@ -17,8 +17,8 @@ import Foundation
 ///
 /// Refused:
 /// - no header, another scheme, or nothing after `bearer`: ``APNsReason/missingProviderToken``;
-/// - anything malformed (including an `iat` that is negative, beyond 64-bit seconds, or another
-///   JSON value), an unknown `kid`, another team, a signature that does not verify, or an `iat`
+/// - anything malformed (including an `iat` that is negative, after year 9999, or another JSON
+///   value), an unknown `kid`, another team, a signature that does not verify, or an `iat`
 ///   more than ``clockSkew`` in the future: ``APNsReason/invalidProviderToken``;
 /// - an `iat` more than ``maximumTokenAge`` (one hour) before `now`:
 ///   ``APNsReason/expiredProviderToken``.
@@ -29,8 +29,15 @@ import Foundation
 /// let claims = try verifier.verify(authorization: "bearer \(token)", now: Date()).get()
 /// ```
 ///
-/// Verification never traps, whatever the input: every length is checked, and a header value
-/// longer than ``maximumTokenLength`` is refused before it is decoded.
+/// Verification never traps, whatever the input: every length is checked, a header value
+/// longer than ``maximumTokenLength`` is refused before it is decoded, and an `iat` enters as a
+/// ``UnixTime``.
+///
+/// A server judges a token it has not seen yet at the real time
+/// (``FakeAPNsServer/Configuration/clock``), as its signer signed it on real time, and a token
+/// it has seen at that first age plus how far its clock (``FakeAPNsServer/clock``) has moved
+/// since, never less: a test that moves the clock an hour sees a token it used expire, and one
+/// that moves it 31 days can still push with tokens signed now.
 public struct ProviderTokenVerifier: Sendable {
     /// How old a token's `iat` may be: one hour, as at Apple.
     public static let maximumTokenAge: TimeInterval = 3600
@@ -68,9 +75,20 @@ public struct ProviderTokenVerifier: Sendable {
     func verifiedToken(authorization: String?, now: Date) throws(ProviderTokenFailure) -> (
         token: String, claims: ProviderTokenClaims
     ) {
-        let token = try Self.bearerToken(in: authorization)
-        let claims = try verify(token: token, now: now)
-        return (String(decoding: token, as: UTF8.self), claims)
+        let verified = try verifiedToken(authorization: authorization) { _ in now }
+        return (verified.token, verified.claims)
+    }
+
+    /// Verifies as ``verify(authorization:now:)`` does, at the time `judgedAt` gives for the
+    /// token (without the scheme), which a server reads from when it first saw the token; also
+    /// returns the token and that time.
+    func verifiedToken(
+        authorization: String?, judgedAt: (String) -> Date
+    ) throws(ProviderTokenFailure) -> (token: String, claims: ProviderTokenClaims, judgedAt: Date) {
+        let bytes = try Self.bearerToken(in: authorization)
+        let token = String(decoding: bytes, as: UTF8.self)
+        let now = judgedAt(token)
+        return (token, try verify(token: bytes, now: now), now)
     }
 
     // MARK: Steps
@@ -136,7 +154,7 @@ public struct ProviderTokenVerifier: Sendable {
             throw invalid("the token's iss \(Self.quote(iss)) is not the team \(key.teamID) of key \(key.keyID)")
         }
         guard let iat = claims["iat"] else { throw invalid("the token's claims have no iat (the time it was issued)") }
-        let issuedAt = try Self.issuedAtSeconds(iat)
+        let issuedAt = try Self.issuedAt(iat)
 
         let signingInput = Array(token[token.startIndex..<parts[1].endIndex])
         guard let der = ECDSASignature.derCandidates(for: signature) else {
@@ -147,8 +165,8 @@ public struct ProviderTokenVerifier: Sendable {
             throw invalid("the token's signature does not verify with key \(key.keyID)")
         }
 
-        // Compared as Double so that no iat, however large or small, can overflow.
-        let age = now.timeIntervalSince1970 - Double(issuedAt)
+        // Within UnixTime.range, so that no iat can overflow the arithmetic.
+        let age = now.timeIntervalSince1970 - Double(issuedAt.seconds)
         guard age >= -clockSkew else {
             throw invalid(
                 "the token's iat is \(wholeNumber(-age)) seconds in the future; "
@@ -163,7 +181,7 @@ public struct ProviderTokenVerifier: Sendable {
             )
         }
         return ProviderTokenClaims(
-            keyID: key.keyID, teamID: key.teamID, issuedAt: Date(timeIntervalSince1970: Double(issuedAt)))
+            keyID: key.keyID, teamID: key.teamID, issuedAt: issuedAt.date)
     }
 
     // MARK: Helpers
@@ -172,8 +190,8 @@ public struct ProviderTokenVerifier: Sendable {
     /// fraction, which clients that read a float clock send (PyAPNs2, aioapns:
     /// `1796106773.637287`), and some clients send the digits as a string (`"1796106849"`);
     /// APNs serves both, so both are read, a fraction truncated. Signs, blanks, exponents in a
-    /// string, and values past 64-bit seconds are refused.
-    private static func issuedAtSeconds(_ iat: JSONValue) throws(ProviderTokenFailure) -> Int {
+    /// string, and times after year 9999 (``UnixTime/range``) are refused.
+    private static func issuedAt(_ iat: JSONValue) throws(ProviderTokenFailure) -> UnixTime {
         let seconds: Int?
         switch iat {
         case .int(let value) where value >= 0:
@@ -191,11 +209,11 @@ public struct ProviderTokenVerifier: Sendable {
                     + "(an integer, a number with a fraction, or a string of decimal digits)"
             )
         }
-        guard let seconds else {
+        guard let seconds, let time = UnixTime(seconds: seconds) else {
             throw ProviderTokenFailure(
-                .invalidProviderToken, "the token's iat \(quote(iat)) is beyond the range of 64-bit seconds")
+                .invalidProviderToken, "the token's iat \(quote(iat)) is after year 9999, the last a date may be")
         }
-        return seconds
+        return time
     }
 
     private func invalid(_ detail: String) -> ProviderTokenFailure {

@@ -10,6 +10,8 @@ struct GatewayContext: Sendable {
     let decoder: BinaryDecoder
     let policy: Policy
     let intake: Intake
+    /// The server's clock: when notifications were received.
+    let clock: ServerClock
 }
 
 /// One connection to the binary gateway: reads, decodes every complete notification in what
@@ -96,7 +98,7 @@ struct GatewaySession {
         var offset = 0
         var batch: [PushNotification] = []
         batch.reserveCapacity(bytes.count / 48)
-        let now = Date()
+        let now = context.clock.currentDate
         let judging = context.policy.isActive
         defer {
             if !judging, let last = batch.last { state.lastAcceptedIdentifier = last.identifier }
@@ -200,7 +202,8 @@ struct GatewaySession {
         context.intake.append(Rejection(
             answer: .status(failure.status), detail: failure.reason, cause: .malformed, responseSent: response != nil,
             connectionClosed: true, identifier: failure.identifier, deviceToken: failure.token.map { DeviceToken(bytes: $0) },
-            payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info))
+            payload: failure.payload.map { Payload(bytes: $0) }, format: failure.format, connection: connection.info,
+            receivedAt: context.clock.currentDate))
         return Ending(response: response)
     }
 

@@ -61,7 +61,7 @@ extension HTTP2Connection {
         let uniqueID = uuids.next()
         queue(broadcast: PushNotification(
             deviceToken: DeviceToken(bytes: []), payload: Payload(copying: call.body), expiration: expiration,
-            priority: priority, format: .broadcast, connection: info, receivedAt: context.clock(),
+            priority: priority, format: .broadcast, connection: info, receivedAt: context.clock.currentDate,
             http2: PushNotification.HTTP2Fields(
                 apnsID: apnsID ?? call.requestID, topic: bundleID, pushType: .liveactivity, collapseID: nil,
                 providerToken: nil, channelID: channelID, requestID: call.requestID, uniqueID: uniqueID)), on: call.stream)

@@ -102,7 +102,7 @@ extension HTTP2Connection {
         }
         if let verifier = context.verifier,
             case .failure(let failure) = tokens.authenticate(
-                authorization: fields.authorization, verifier: verifier, now: context.clock())
+                authorization: fields.authorization, verifier: verifier, sightings: context.tokenSightings)
         {
             return ChannelRefusal(failure.reason, failure.detail)
         }
@@ -192,7 +192,7 @@ extension HTTP2Connection {
             connectionClosed: closed, payload: call.body.isEmpty ? nil : Payload(copying: call.body),
             format: isBroadcast ? .broadcast : nil, apnsID: isBroadcast ? call.fields.apnsID : nil,
             topic: call.route.bundleID, channelOperation: call.operation, channelID: call.fields.channelID,
-            requestID: call.requestID, connection: info), on: call.stream)
+            requestID: call.requestID, connection: info, receivedAt: roundReadAt), on: call.stream)
     }
 }
 

@@ -13,7 +13,11 @@ struct HTTP2Context: Sendable {
     /// Where accepted notifications and refusals go; its channels serve the channel
     /// management and broadcast APIs.
     let intake: Intake
-    let clock: @Sendable () -> Date
+    /// The server's clock: when requests were received.
+    let clock: ServerClock
+    /// When the server first saw each provider token: what a token's age and the refresh rule
+    /// are judged by.
+    let tokenSightings: ProviderTokenSightings
     /// The listener serves channel management only: every other path is `BadPath`.
     let managementOnly: Bool
 }
@@ -78,7 +82,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var streamsOpened = false
     /// When the bytes of this round were read: the arrival time of the pushes they complete,
     /// read once a round (as the gateway does a batch), not once a request.
-    @exclusivity(unchecked) private var roundReadAt = Date()
+    @exclusivity(unchecked) private(set) var roundReadAt: Date
     /// The highest stream answered, reset or closed on: streams complete out of order, so a
     /// GOAWAY of this side names this one, never the stream that caused it.
     @exclusivity(unchecked) private var lastProcessed: Int32 = 0
@@ -103,6 +107,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         self.makeSession = framing
         self.info = connection.info
         self.tokens = ProviderTokenSession()
+        self.roundReadAt = context.clock.currentDate
         self.bodyLimit = max(context.validator.maximumPayloadSize, context.validator.maximumVoIPPayloadSize) + 1
     }
 
@@ -145,7 +150,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 return
             }
             var protocolError = false
-            roundReadAt = Date()
+            roundReadAt = context.clock.currentDate
             buffer.withReadable { bytes in
                 do {
                     try session.receive(bytes)
@@ -333,8 +338,9 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
         var claims: ProviderTokenClaims?
         if let verifier = context.verifier {
-            let now = context.clock()
-            switch tokens.authenticate(authorization: validated.authorization, verifier: verifier, now: now) {
+            switch tokens.authenticate(
+                authorization: validated.authorization, verifier: verifier, sightings: context.tokenSightings)
+            {
             case .failure(let failure):
                 return refuse(stream, fields, body, failure.reason, failure.detail, validated: validated)
             case .success(let verified):
@@ -519,7 +525,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             connectionClosed: closed, deviceToken: validated?.deviceToken ?? deviceToken,
             payload: validated?.payload ?? (body.isEmpty ? nil : Payload(copying: body)),
             format: .http2, apnsID: apnsID ?? validated?.apnsID, topic: topic ?? validated?.topic,
-            unregisteredAt: unregisteredAt, connection: info), on: stream)
+            unregisteredAt: unregisteredAt, connection: info, receivedAt: roundReadAt), on: stream)
     }
 
     /// Holds a refusal until its answer leaves (then the intake records it), unless a GOAWAY

@@ -10,7 +10,8 @@ public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {
     public let keyID: String
     /// The `iss` claim: the 10-character team ID.
     public let teamID: String
-    /// The `iat` claim, in whole seconds: a fraction the client sent is truncated.
+    /// The `iat` claim, in whole seconds: a fraction the client sent is truncated. Within
+    /// ``UnixTime/range``: a later `iat` is refused.
     public let issuedAt: Date
 
     /// Claims as verified.
@@ -21,5 +22,5 @@ public struct ProviderTokenClaims: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key, the team and `iat` in UNIX seconds.
-    public var description: String { "key \(keyID) team \(teamID) iat \(Int(issuedAt.timeIntervalSince1970))" }
+    public var description: String { "key \(keyID) team \(teamID) iat \(UnixTime(clamping: issuedAt))" }
 }

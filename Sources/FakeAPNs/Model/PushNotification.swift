@@ -109,7 +109,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         get { storage.connection }
         set { unique.connection = newValue }
     }
-    /// When the server finished reading it.
+    /// When the server finished reading it, by the server's clock (``FakeAPNsServer/clock``,
+    /// which a test may have moved).
     public package(set) var receivedAt: Date {
         get { storage.receivedAt }
         set { unique.receivedAt = newValue }

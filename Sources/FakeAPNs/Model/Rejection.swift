@@ -130,7 +130,8 @@ public struct Rejection: Sendable, CustomStringConvertible {
 
     /// The connection it came over.
     public package(set) var connection: ConnectionInfo
-    /// When the server refused it.
+    /// When the server refused it, by the server's clock (``FakeAPNsServer/clock``, which a
+    /// test may have moved).
     public package(set) var receivedAt: Date
     /// Its place in the order of refusals at this server, from 1.
     public package(set) var sequenceNumber: UInt64

@@ -67,11 +67,11 @@ public final class DeviceRegistry: @unchecked Sendable {
     private var strict: Bool
     private let feedback: FeedbackService
     /// The server's clock, which says when a delayed unregistration starts being refused.
-    private let clock: @Sendable () -> Date
+    private let clock: ServerClock
 
     init(
         strict: Bool, feedback: FeedbackService, lock: ConditionLock, activity: PolicyActivity,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: ServerClock = ServerClock()
     ) {
         self.clock = clock
         self.strict = strict
@@ -107,10 +107,12 @@ public final class DeviceRegistry: @unchecked Sendable {
         }
     }
 
-    /// Marks the app as uninstalled from the device at `date`: the token appears once on the
-    /// feedback service with that timestamp, and notifications to it are refused as
+    /// Marks the app as uninstalled from the device at `date` (nil: now by the server's clock,
+    /// ``FakeAPNsServer/clock``, in whole seconds as the feedback tuple says): the token appears
+    /// once on the feedback service with that timestamp, and notifications to it are refused as
     /// unregistered (HTTP/2 410 `Unregistered` with that timestamp; the binary gateway drops
-    /// them). A token the registry did not hold is registered first.
+    /// them). A token the registry did not hold is registered first. A date past year 9999 or
+    /// before 1970 is held to that end (``UnixTime/clamped(_:)``), as the clock's are.
     ///
     /// APNs starts answering 410 only after a delay it keeps unpredictable on purpose, and
     /// answers 200 meanwhile. `reportedAfter` plays that: until the server's clock
@@ -118,18 +120,19 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// and the phone's delivery log says `Discarded - Token Unregistered`.
     ///
     /// ```swift
-    /// server.devices.unregister(token, at: server.clock.currentDate, reportedAfter: .seconds(3600))
+    /// server.devices.unregister(token, reportedAfter: .seconds(3600))   // now, by server.clock
     /// // 200 for an hour of the server's clock, then 410 Unregistered
     /// ```
-    public func unregister(_ token: DeviceToken, at date: Date = Date(), reportedAfter delay: Duration = .zero) {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+    public func unregister(_ token: DeviceToken, at date: Date? = nil, reportedAfter delay: Duration = .zero) {
+        let seconds = UnixTime.interval(delay)
+        let date = UnixTime.clamped(date ?? UnixTime(clamping: clock.currentDate).date)
         lock.withLock {
             if entries[token] == nil {
                 order.append(token)
                 entries[token] = Device(token: token)
             }
             entries[token]?.unregisteredAt = date
-            entries[token]?.refusedFrom = date.addingTimeInterval(max(0, seconds))
+            entries[token]?.refusedFrom = UnixTime.clamped(date, adding: seconds)
             changed()
         }
         feedback.add(token, at: date)
@@ -183,7 +186,7 @@ public final class DeviceRegistry: @unchecked Sendable {
             return .otherTopic("the token belongs to \(expected), not to \(topic)")
         }
         if let gone = device.unregisteredAt {
-            if let from = device.refusedFrom, from > gone, clock() < from { return .accept }
+            if let from = device.refusedFrom, from > gone, clock.currentDate < from { return .accept }
             return .unregistered(gone)
         }
         return .accept

@@ -36,7 +36,7 @@ final class Policy: Sendable {
 
     init(
         strict: Bool, environment: PushEnvironment, feedback: FeedbackService,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: ServerClock = ServerClock()
     ) {
         faults = FaultRules(lock: lock, activity: activity)
         devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity, clock: clock)

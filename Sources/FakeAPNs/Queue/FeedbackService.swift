@@ -12,12 +12,17 @@ import Foundation
 /// ```
 public final class FeedbackService: Sendable {
     private let pending = Mailbox<FeedbackTuple>(noun: "feedback tuple")
+    private let clock: ServerClock
 
-    init() {}
+    /// A feedback service whose tuples are dated by `clock` unless given a date.
+    init(clock: ServerClock = ServerClock()) {
+        self.clock = clock
+    }
 
-    /// Adds a tuple for the next feedback connection.
-    public func add(_ deviceToken: DeviceToken, at date: Date = Date()) {
-        pending.append(FeedbackTuple(date: date, deviceToken: deviceToken))
+    /// Adds a tuple for the next feedback connection, dated `date` (nil: now, by the server's
+    /// clock, ``FakeAPNsServer/clock``).
+    public func add(_ deviceToken: DeviceToken, at date: Date? = nil) {
+        pending.append(FeedbackTuple(date: date ?? clock.currentDate, deviceToken: deviceToken))
     }
 
     /// Adds a tuple for the next feedback connection.

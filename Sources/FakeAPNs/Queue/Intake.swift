@@ -107,7 +107,7 @@ final class Intake: @unchecked Sendable {
     /// and the waiting pops have their items: a consumer of the announcements that falls
     /// behind may block there to slow the producer down.
     init(
-        retention: Int?, environment: PushEnvironment = .sandbox, clock: @escaping @Sendable () -> Date = { Date() },
+        retention: Int?, environment: PushEnvironment = .sandbox, clock: ServerClock = ServerClock(),
         broadcastBundleIDs: Set<String>? = nil, announceAccepted: (@Sendable ([PushNotification]) -> Void)? = nil,
         announceRejected: (@Sendable ([Rejection]) -> Void)? = nil,
         announceChannel: (@Sendable (Channel, _ created: Bool) -> Void)? = nil, backPressure: (@Sendable () -> Void)? = nil
@@ -119,7 +119,7 @@ final class Intake: @unchecked Sendable {
         let deliveries = Lane<BroadcastDelivery>(noun: "broadcast delivery", retention: retention, announce: nil)
         self.deliveries = deliveries
         channels = ChannelRegistry(
-            environment: environment, lock: lock, deliveries: deliveries, clock: clock,
+            environment: environment, lock: lock, deliveries: deliveries, clock: { clock.currentDate },
             broadcastBundleIDs: broadcastBundleIDs, onChange: announceChannel)
         self.backPressure = backPressure
     }

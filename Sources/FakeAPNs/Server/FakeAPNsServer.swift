@@ -51,7 +51,10 @@ public final class FakeAPNsServer: @unchecked Sendable {
         public var broadcastBundleIDs: Set<String>?
         /// How the HTTP/2 provider API authenticates providers (default: it does not).
         public var authentication: HTTP2Authentication
-        /// The clock provider tokens are judged by (`iat` age); tests inject their own.
+        /// The source of real time (default `{ Date() }`): the server's clock (``FakeAPNsServer/clock``)
+        /// reads it until a test moves that clock, and a provider token the server has not seen
+        /// yet is judged against it. A test may inject its own to test expiry; moving
+        /// `server.clock` does the same without one.
         public var clock: @Sendable () -> Date
         /// The environment the server plays; tokens registered for the other one are refused.
         public var environment: PushEnvironment
@@ -150,7 +153,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// Deterministic faults, added and removed while the server runs.
     public var faults: FaultRules { policy.faults }
     /// The feedback service's pending tuples.
-    public let feedback = FeedbackService()
+    public let feedback: FeedbackService
     /// The broadcast channels, their subscribers and what each broadcast delivered.
     public var channels: ChannelRegistry { intake.channels }
     /// Every notification accepted, popped or not, up to `retention`.
@@ -158,8 +161,13 @@ public final class FakeAPNsServer: @unchecked Sendable {
     /// Every refusal, popped or not, up to `retention`.
     public var rejectionHistory: History<Rejection> { intake.rejections.history }
 
-    /// The clock the device model reads: real time until a test sets or advances it.
+    /// The server's clock, the one "now" everything the server stamps or judges reads (the
+    /// time a push was received, token ages, unregistrations, feedback and 410 timestamps,
+    /// channels, the device model): real time (``Configuration/clock``) until a test sets or
+    /// advances it.
     public let clock: ServerClock
+    /// When the server first saw each provider token, on real time and on ``clock``.
+    let tokenSightings: ProviderTokenSightings
     /// The apps a test described (categories, sounds, entitlements), by bundle ID, for the
     /// push lint.
     public let apps = AppCatalog()
@@ -217,18 +225,21 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 report(created ? ServerEvent.channelCreated(channel) : ServerEvent.channelDeleted(channel))
             }
         }
+        let clock = ServerClock(reading: configuration.clock)
+        self.clock = clock
+        tokenSightings = ProviderTokenSightings(clock: clock)
+        let feedback = FeedbackService(clock: clock)
+        self.feedback = feedback
         intake = Intake(
-            retention: configuration.retention, environment: configuration.environment, clock: configuration.clock,
+            retention: configuration.retention, environment: configuration.environment, clock: clock,
             broadcastBundleIDs: configuration.broadcastBundleIDs, announceAccepted: announceAccepted,
             announceRejected: announceRejected, announceChannel: announceChannel,
             backPressure: configuration.eventBackPressure)
-        let clock = ServerClock(reading: configuration.clock)
-        self.clock = clock
         var announceDeviceLog: (@Sendable ([DeliveryLogEntry]) -> Void)?
         if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
         let policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback,
-            clock: { clock.currentDate })
+            clock: clock)
         self.policy = policy
         let registry = policy.devices
         let phones = DeviceModel(
@@ -269,7 +280,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 identity: configuration.identity, clientCertificates: configuration.clientCertificates)
             let gatewayContext = GatewayContext(
                 decoder: BinaryDecoder(maximumPayloadSize: configuration.maximumPayloadSize), policy: policy,
-                intake: intake)
+                intake: intake, clock: clock)
             let gateway = TLSListener(
                 name: "gateway", host: configuration.host, port: configuration.gatewayPort, context: context,
                 connectionIDs: connectionIDs, budget: budget, timeouts: timeouts,
@@ -357,7 +368,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     /// Forgets every notification, rejection and broadcast delivery (queues and histories),
     /// channel, fault rule, device, phone (the device model's), described app and pending
-    /// feedback tuple, gives the clock back to real time, and sets strict mode back to the
+    /// feedback tuple and provider token seen, gives the clock back to real time, and sets strict mode back to the
     /// configuration's: the state of a server just started, for one server serving many
     /// tests. One step: whatever arrives meanwhile is wholly before it (and forgotten) or
     /// wholly after it (and kept), and a thread popping or reading the histories never sees
@@ -371,6 +382,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             feedback.takePending()
         }
         apps.removeAll()
+        tokenSightings.forget()
         clock.returnToRealTime()
     }
 
@@ -400,7 +412,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
         }
         let http2Context = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
-            policy: policy, intake: intake, clock: configuration.clock, managementOnly: kind == .channels)
+            policy: policy, intake: intake, clock: clock, tokenSightings: tokenSightings,
+            managementOnly: kind == .channels)
         return TLSListener(
             name: kind.rawValue, host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),

@@ -71,13 +71,15 @@ public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public static func < (lhs: UnixTime, rhs: UnixTime) -> Bool { lhs.seconds < rhs.seconds }
 
-    /// `date` held within ``range`` (to the last millisecond of year 9999); NaN becomes the
-    /// first second. What the clock does with a date a test sets, and what every date the
-    /// product writes goes through.
+    /// `date` held within ``range`` (to the last instant a `Date` can hold before year 10000,
+    /// which RFC 3339 writes 9999-12-31T23:59:59.99997Z); NaN becomes the first second. What
+    /// the clock does with a date a test sets, and what every date the product writes goes
+    /// through.
     public static func clamped(_ date: Date) -> Date {
         let interval = date.timeIntervalSince1970
         guard interval >= Double(range.lowerBound) else { return earliest.date }
-        let last = Double(range.upperBound) + 0.999
+        // Not `upperBound + 0.999_999`: that many seconds since 1970 round to year 10000.
+        let last = Double(range.upperBound + 1).nextDown
         guard interval <= last else { return Date(timeIntervalSince1970: last) }
         return date
     }

@@ -202,9 +202,8 @@ struct ControlRoutes: Sendable {
             server.devices.register(token, topic: topic, environment: environment)
             return .json(201, ControlJSON.device(try device(token)))
         case .unregisterDevice(let token, let at):
-            // Now, in whole seconds, as the feedback tuple will say.
-            let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-            server.devices.unregister(token, at: at ?? now)
+            // Without a time: now by the server's clock, in whole seconds, as the feedback tuple says.
+            server.devices.unregister(token, at: at)
             return .json(200, ControlJSON.device(try device(token)))
         case .removeDevice(let token):
             _ = try device(token)
@@ -218,7 +217,7 @@ struct ControlRoutes: Sendable {
             return .json(200, ["tuples": .array(server.feedback.pendingTuples.map(ControlJSON.tuple))])
         case .addFeedback(let token, let timestamp):
             let tuple = timestamp.map { FeedbackTuple(timestamp: $0, deviceToken: token) }
-                ?? FeedbackTuple(date: Date(), deviceToken: token)
+                ?? FeedbackTuple(date: server.clock.currentDate, deviceToken: token)
             server.feedback.add(tuple)
             return .json(201, ControlJSON.tuple(tuple))
 

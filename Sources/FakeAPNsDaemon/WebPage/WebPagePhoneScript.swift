@@ -61,10 +61,21 @@ async function listedPhones() {
   return list.tokens;
 }
 
+// The day the server's clock (`GET /api/v1/clock`) is in, which a test may have moved days
+// away from the reader's: what "today" is for the times the phones show; null when unread.
+function serverDayOf(clock) {
+  const date = clock && typeof clock.now === "string" ? new Date(clock.now) : null;
+  return date !== null && !isNaN(date) ? date.toDateString() : null;
+}
+
 async function drawPhones() {
   const tokens = await listedPhones();
   const shown = tokens.slice(0, PHONES);
-  const devices = await Promise.all(shown.map((token) => api("GET", phonePath(token)).catch(() => null)));
+  const [clock, ...devices] = await Promise.all([
+    api("GET", "/api/v1/clock").catch(() => null),
+    ...shown.map((token) => api("GET", phonePath(token)).catch(() => null)),
+  ]);
+  state.serverDay = serverDayOf(clock);
   const selected = state.selected;
   const log = selected && shown.includes(selected.token)
     ? await api("GET", phonePath(selected.token) + "/log?apns-id=" + encodeURIComponent(selected.apnsID)).catch(() => null)
@@ -78,7 +89,7 @@ async function drawPhones() {
   const views = new Map();
   const nodes = shown.map((token, index) => {
     const mine = selected && selected.token === token ? selected : null;
-    const key = JSON.stringify([devices[index], mine, mine && log]);
+    const key = JSON.stringify([devices[index], mine, mine && log, state.serverDay]);
     const kept = state.phoneViews.get(token);
     const view = kept && kept.key === key ? kept : { key, node: phoneView(token, devices[index], mine, log) };
     views.set(token, view);
@@ -92,11 +103,11 @@ async function drawPhones() {
 }
 
 // A time on the phone's clock, which a test may have moved days away: the date too when it is
-// not today's.
+// not in the day the server's clock is in.
 function timeView(text) {
   const date = text ? new Date(text) : null;
   const valid = date !== null && !isNaN(date);
-  const today = valid && date.toDateString() === new Date().toDateString();
+  const today = valid && date.toDateString() === state.serverDay;
   const node = el("time", null, valid ? (today ? date.toLocaleTimeString() : date.toLocaleString()) : "");
   if (text) { node.dateTime = text; node.title = text; }
   return node;

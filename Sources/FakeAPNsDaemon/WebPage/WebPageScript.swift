@@ -64,6 +64,8 @@ const state = {
   // and the reads of the phones and of the device list.
   phoneTokens: new Set(), phoneViews: new Map(), selected: null,
   phoneRefresh: { running: false, again: false, last: -Infinity, timer: null, reads: 0 },
+  // The day the server's clock is in, read with the phones (see serverDayOf).
+  serverDay: null,
   phoneList: { tokens: [], reads: 0 }
 };
 window.fakeAPNs = state;
