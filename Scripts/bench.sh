@@ -108,6 +108,17 @@
 #           bytes, per payload: the cost of keeping a payload as an object at all. The Ruby
 #           Grocer server's 2.8 KB per queued notification is a quoted figure (it cannot be
 #           run here) and is printed as such. Target: < 300 bytes beyond the payload.
+#  devices  The device model's time with many phones (fake-apns-bench --device-model; the
+#           part's code is Scripts/bench_device_model.py): 1,000 and then 10,000 phones
+#           (BENCH_DEVICE_PHONES) described offline with `phone.update { $0.isOnline = false }`,
+#           one push stored on each (ProviderAPIClient, one connection), then 200 settings
+#           changes (`phone.update`, Low Power Mode toggled) timed one by one, and one
+#           `server.clock.advance(by: 31 days)` that expires every stored push, timed, with a
+#           push sent on a second connection 2 ms after the advance began, timed until its 200
+#           answer (reference: the same push with nothing running). Rows: the advance at
+#           10,000 against 1,000 (target: about linear, <= 10x, 12x allowed for noise), the
+#           push during it (target < 100 ms), phone.update at 10,000 against 1,000. Not in
+#           the default parts.
 #
 # Every side uses OpenSSL's defaults, so the same TLS version and cipher suite, which the
 # report prints as negotiated. Ratios are FakeAPNs / reference: above 100% is better for
@@ -115,7 +126,7 @@
 #
 # Environment:
 #   BENCH_PARTS        parts to run, comma-separated (default binary,binary8,daemon,http2,
-#                      latency,start,memory)
+#                      latency,start,memory; devices only when named)
 #   BENCH_COUNT        notifications per ingest run: binary, binary8, daemon (default 1000000)
 #   BENCH_RUNS         runs of each side of binary, binary8, daemon, http2, memory; the table
 #                      gives the median, the lines above it every run (default 3)
@@ -133,6 +144,7 @@
 #   BENCH_START_COUNT  in-process starts (default 50)
 #   BENCH_DAEMON_STARTS daemon spawns (default 20)
 #   BENCH_MEMORY_COUNT notifications stored by the memory part (default 100000)
+#   BENCH_DEVICE_PHONES the devices part's two numbers of phones (default 1000,10000)
 #
 # Exits 1 when a run failed or FakeAPNs did not receive every notification; a missed target
 # is reported (listed under the table) but does not fail the script.
@@ -174,8 +186,8 @@ done
     echo "bench: BENCH_LATENCY_WARMUP must be an integer >= 0" >&2; exit 2; }
 [[ "$SENDERS" =~ ^(s_client|python)(,(s_client|python))*$ ]] || {
     echo "bench: BENCH_SENDERS is a comma-separated list of s_client and python" >&2; exit 2; }
-[[ "$PARTS" =~ ^((binary|binary8|daemon|http2|latency|start|memory)(,|$))+$ ]] || {
-    echo "bench: BENCH_PARTS is a comma-separated list of $ALL_PARTS" >&2; exit 2; }
+[[ "$PARTS" =~ ^((binary|binary8|daemon|http2|latency|start|memory|devices)(,|$))+$ ]] || {
+    echo "bench: BENCH_PARTS is a comma-separated list of $ALL_PARTS,devices" >&2; exit 2; }
 has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
 (( COUNT % CONNECTIONS == 0 )) || ! has_part binary8 || {
     echo "bench: BENCH_COUNT must be a multiple of BENCH_CONNECTIONS" >&2; exit 2; }
@@ -261,6 +273,7 @@ echo "  runs:     $RUNS of each, interleaved"
 # 4. Runs and the table.
 export BENCH_BIN DAEMON_BIN DATA_FILE MEMORY_FILE COUNT RUNS TIMEOUT SENDERS CONNECTIONS PARTS MEMORY_COUNT
 export CERTS="$ROOT/TestCerts"
+export BENCH_SCRIPTS="$ROOT/Scripts"
 exec python3 - <<'PY'
 import fcntl, json, os, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, threading, time, traceback
 import urllib.request
@@ -1066,9 +1079,13 @@ def part_memory():
             statistics.median(ref), "B", ("< 300 B beyond payload", lambda v: v < 300))
 
 
+sys.path.insert(0, env["BENCH_SCRIPTS"])
+import bench_device_model
+
 PART_FUNCTIONS = {"binary": part_binary, "binary8": part_binary8, "daemon": part_daemon, "http2": part_http2,
-                  "latency": part_latency, "start": part_start, "memory": part_memory}
-for part in ["binary", "binary8", "daemon", "http2", "latency", "start", "memory"]:
+                  "latency": part_latency, "start": part_start, "memory": part_memory,
+                  "devices": lambda: bench_device_model.part(bench_json, add_row, section, env, timeout, runs)}
+for part in ["binary", "binary8", "daemon", "http2", "latency", "start", "memory", "devices"]:
     if part in parts:
         guarded(part, PART_FUNCTIONS[part])
 

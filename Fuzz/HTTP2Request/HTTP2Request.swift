@@ -10,13 +10,14 @@
 //                                               <- an empty line
 //     {"aps":{"alert":"Hi"}}                    <- the body: every byte after it
 //
-// Each request is validated under every TopicAuthority (.any, .token, .certificate with the
-// topics of line 1) by a validator with Apple's limits and by one with tiny ones. Invariants:
+// Each request is validated under every TopicAuthority (.any, .token, .certificate and
+// .anyWithCertificate with the topics of line 1) by a validator with Apple's limits and by one with tiny ones. Invariants:
 // an accepted request keeps Apple's rules (POST, /3/device/<even hex, 2-200 digits>, no
 // repeated header, an apns-id 8-4-4-4-12 hex digits kept as sent, apns-expiration a UInt32, priority 10/5/1, a known
 // push type whose topic suffix agrees, collapse id <= 64 bytes, an allowed
 // well-formed topic, a body of 1...limit bytes carried unchanged); with an apns-topic header,
-// .token and .any answer alike and .certificate accepts nothing .any refuses; a refusal is a
+// .token, .any and .anyWithCertificate answer alike and .certificate accepts nothing .any
+// refuses; without one, .anyWithCertificate takes a single-topic certificate's; a refusal is a
 // 4xx with a detail, naming the path's token whenever the path held a valid one.
 //
 // The same input also goes through the channel management and broadcast rules: a path they
@@ -44,8 +45,11 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         check(any, request, authority: .any, validator)
         check(token, request, authority: .token, validator)
         check(certificate, request, authority: .certificate(topics: topics), validator)
+        let lenient = validator.validate(request, topics: .anyWithCertificate(topics: topics), newID: { generatedBits })
+        check(lenient, request, authority: .anyWithCertificate(topics: topics), validator)
         if request.firstValue(of: "apns-topic") != nil {
             require(same(any, token), "with apns-topic, .token and .any disagree: \(any) vs \(token)")
+            require(same(any, lenient), "with apns-topic, .any and .anyWithCertificate disagree: \(any) vs \(lenient)")
             if case .accepted = certificate {
                 require(same(any, certificate), ".certificate accepts what .any answers otherwise: \(any)")
             }
@@ -200,6 +204,12 @@ private func check(
     switch authority {
     case .any:
         if first("apns-topic") == nil { require(fields.topic == nil, "a topic from nowhere") }
+    case .anyWithCertificate(let topics):
+        let unique = Set(topics.map { Array($0.utf8) })
+        if first("apns-topic") == nil {
+            let expected = unique.count == 1 ? unique.first : nil
+            require(fields.topic.map { Array($0.utf8) } == expected, "topic \(fields.topic as Any) is not the certificate's only one")
+        }
     case .token:
         require(first("apns-topic") != nil, "token authentication accepted no apns-topic")
     case .certificate(let topics):

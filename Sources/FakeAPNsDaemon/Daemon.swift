@@ -172,7 +172,8 @@ final class Daemon: Sendable {
     /// Registers the `--devices` devices, sets their phones' settings and describes the apps.
     private func registerDevices() {
         for app in apps {
-            server.apps[app.bundleID] = app.bundle
+            // Within the bounds: the file was checked when read, and a reset forgot the others.
+            try? server.apps.describe(app.bundleID, as: app.bundle)
         }
         for device in devices {
             server.devices.register(device.token, topic: device.topic, environment: device.environment)

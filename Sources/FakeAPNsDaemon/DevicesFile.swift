@@ -56,6 +56,8 @@ enum DevicesFile {
     static func read(_ path: String) throws -> Contents {
         let text = try Options.readFile("--devices", path)
         var contents = Contents()
+        // The apps' bundle IDs, held to the catalog's bound as the control API holds them.
+        var described = Set<String>()
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             var line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -69,7 +71,12 @@ enum DevicesFile {
             }
             var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             if fields.first == "app" {
-                contents.apps.append(try app(Array(fields.dropFirst()), object, origin: origin))
+                let app = try app(Array(fields.dropFirst()), object, origin: origin)
+                described.insert(AppBundle.bundleID(of: app.bundleID))
+                guard described.count <= AppCatalog.maximumApps else {
+                    throw Problem(description: "\(origin): \(AppCatalogError.tooManyApps(bundleID: app.bundleID, limit: AppCatalog.maximumApps))")
+                }
+                contents.apps.append(app)
                 continue
             }
             guard !fields.isEmpty else {
@@ -108,6 +115,9 @@ enum DevicesFile {
         guard fields.count == 1, let object else { throw Problem(description: "\(origin): \(usage)") }
         let bundle = try decoding(object, allowed: PhoneJSON.appBundleKeys, origin: origin, naming: "the app") {
             try AppBundle($0)
+        }
+        if let problem = bundle.boundsProblem(bundleID: fields[0]) {
+            throw Problem(description: "\(origin): \(problem)")
         }
         return App(bundleID: fields[0], bundle: bundle)
     }

@@ -25,8 +25,11 @@ import Darwin
 ///   setting up bare TLS on a fresh port and carrying the same frame once.
 /// - `--memory`: prints the port, lets `--count` notifications be stored (never popped) and
 ///   reports the growth of its resident memory.
+/// - `--device-model`: `--count` phones described offline with a push stored on each, then
+///   the cost of a settings change, and of the clock advance that expires them all with the
+///   answer time of a push sent meanwhile.
 
-enum BenchMode { case ingest, latency, start, memory }
+enum BenchMode { case ingest, latency, start, memory, deviceModel }
 
 struct BenchOptions {
     var mode = BenchMode.ingest
@@ -47,10 +50,12 @@ struct BenchOptions {
                fake-apns-bench --latency [--count N] [--warmup N]
                fake-apns-bench --start [--count N] [--warmup N]
                fake-apns-bench --memory [--count N] [--timeout SECONDS]
+               fake-apns-bench --device-model [--count N]
 
           --count N           Ingest: notifications to wait for (default 1000000). Latency: round
                               trips of each kind (default 20000). Start: starts of each kind
                               (default 50). Memory: notifications to store (default 100000).
+                              Device model: phones described (default 1000).
           --connections N     Ingest: the notifications come over N connections (default 1).
           --warmup N          Latency, start: untimed rounds first (default 2000, 3).
           --port N            Listening port (default 0: a free one, printed on the first line).
@@ -60,7 +65,7 @@ struct BenchOptions {
           --http2             Listen with the HTTP/2 provider API instead of the binary gateway
                               (implies --no-check: HTTP/2 has no binary identifiers).
           --plaintext         With --http2: the plaintext listener (h2c, HTTP/1.1) instead.
-          --latency, --start, --memory   The modes above.
+          --latency, --start, --memory, --device-model   The modes above.
         """
 
     static func parse(_ arguments: [String]) -> BenchOptions {
@@ -112,6 +117,8 @@ struct BenchOptions {
                 options.mode = .start
             case "--memory":
                 options.mode = .memory
+            case "--device-model":
+                options.mode = .deviceModel
             case "--help", "-h":
                 writeLine(usage)
                 exit(0)
@@ -129,5 +136,6 @@ case .ingest: runIngest(options)
 case .latency: runLatency(options)
 case .start: runStart(options)
 case .memory: runMemory(options)
+case .deviceModel: runDeviceModel(options)
 }
 exit(0)

@@ -97,4 +97,30 @@ final class DeviceModelScreenTests: DeviceModelTestCase {
         XCTAssertEqual(center.first?.body, "n1000")
         XCTAssertEqual(center.last?.body, "n1")
     }
+
+    /// A push with no `apns-topic`, which a server without authentication accepts, is shown for
+    /// no app: no badge, and no app filed under an empty bundle ID.
+    func testAPushWithNoTopicIsShownForNoAppAndSetsNoBadge() throws {
+        let response = try client.send(
+            .init(token: Self.token, payload: Array(#"{"aps":{"alert":"no topic","badge":3}}"#.utf8), pushType: .alert))
+        XCTAssertEqual(response.status, 200)
+        let apnsID = try XCTUnwrap(response.apnsID)
+        XCTAssertEqual(statuses(apnsID), [.received, .deliveredToDevice])
+        let screen = phone.screen
+        XCTAssertEqual(screen.notificationCenter.map(\.body), ["no topic"])
+        XCTAssertNil(screen.notificationCenter.first?.bundleID)
+        XCTAssertEqual(screen.badges, [:], "a badge belongs to an app's icon")
+        XCTAssertEqual(phone.settings.apps, [:], "no app named \"\" was made")
+    }
+
+    /// A background push with no topic wakes no app and spends no app's budget.
+    func testABackgroundPushWithNoTopicWakesNoApp() throws {
+        for _ in 0..<5 {
+            let response = try client.send(
+                .init(token: Self.token, payload: Array(#"{"aps":{"content-available":1}}"#.utf8), pushType: .background, priority: 5))
+            XCTAssertEqual(response.status, 200)
+        }
+        XCTAssertEqual(phone.log.filter { $0.status == .deliveredToDevice }.count, 5)
+        XCTAssertEqual(phone.screen.wakes, [])
+    }
 }

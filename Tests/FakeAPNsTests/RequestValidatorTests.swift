@@ -295,6 +295,19 @@ final class RequestValidatorTests: XCTestCase {
             "org.other")
     }
 
+    func testNoAuthenticationTakesASingleTopicCertificatesTopicWhenNoneIsSent() {
+        let single = TopicAuthority.anyWithCertificate(topics: ["com.example.sandbox", "com.example.sandbox"])
+        XCTAssertEqual(assertAccepted(validate(request(), topics: single))?.topic, "com.example.sandbox")
+        XCTAssertNil(assertAccepted(validate(request(), topics: universalCertificateTopics))?.topic)
+        XCTAssertEqual(
+            assertAccepted(validate(request(headers: [("apns-topic", "org.other")]), topics: single))?.topic,
+            "org.other", "any topic sent is allowed")
+    }
+
+    private var universalCertificateTopics: TopicAuthority {
+        .anyWithCertificate(topics: ["com.example.app", "com.example.app.voip", "com.example.app.complication"])
+    }
+
     func testTokenAuthenticationWithoutTopicIsRejectedWithMissingTopic() {
         assertRejected(validate(request(), topics: .token), .missingTopic, status: 400)
     }

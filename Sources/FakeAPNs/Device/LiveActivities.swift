@@ -22,6 +22,7 @@ struct LiveActivities {
     /// A Live Activity push the phone applies.
     struct Update {
         var key: String
+        var bundleID: String
         var event: String
         var countsTowardBudget: Bool
         var dates: ActivityDates
@@ -48,10 +49,11 @@ struct LiveActivities {
             let shown = text.count > 32 ? String(text.prefix(32)) + "…" : text
             return ignore("\(unusable.field) \(shown) is no date a phone can use")
         }
+        guard let bundle = facts.bundleID else { return ignore("for no app: the push names no topic") }
         let dates = ActivityDates(aps)
-        let key = channelID.map { "channel \($0)" } ?? "topic \(notification.topic ?? "")"
+        let key = channelID.map { "channel \($0)" } ?? "topic \(notification.topic ?? bundle)"
         let update = Update(
-            key: key, event: event,
+            key: key, bundleID: bundle, event: event,
             countsTowardBudget: channelID == nil && notification.priority.rawValue >= 10 && event != "start",
             dates: dates)
         if replaying { return update }
@@ -126,9 +128,8 @@ struct LiveActivities {
             activities[oldest.key] = nil
         }
         made += 1
-        let bundle = AppBundle.bundleID(of: notification.topic ?? "")
         return ActivityState(
-            shown: LiveActivity(key: notification.channelID ?? token.hex, bundleID: bundle, state: .active),
+            shown: LiveActivity(key: notification.channelID ?? token.hex, bundleID: update.bundleID, state: .active),
             made: made, startedAt: now)
     }
 

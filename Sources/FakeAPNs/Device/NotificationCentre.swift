@@ -17,15 +17,13 @@ struct NotificationCentre {
     /// Applies a delivered alert push: the badge (absolute, 0 clears), and an entry keyed by
     /// its collapse ID when it has alert text. Its text, sound and interruption level are
     /// read as the push lint reads them (``PushFacts``).
-    mutating func show(_ facts: PushFacts, _ settings: DeviceSettings, at now: Date) {
+    mutating func show(_ facts: PushFacts, app: AppSettings, _ settings: DeviceSettings, at now: Date) {
         let notification = facts.notification
-        let topic = notification.topic ?? ""
-        let bundle = AppBundle.bundleID(of: topic)
-        let app = settings[app: topic]
+        let bundle = facts.bundleID
         let aps = facts.aps
         let foreground = app.state == .foreground
         let options = app.foregroundPresentation
-        if let badge = aps.badge, !foreground || options.contains(.badge) { badges[bundle] = badge }
+        if let bundle, let badge = aps.badge, !foreground || options.contains(.badge) { badges[bundle] = badge }
         guard facts.hasAlertText else { return }
         if foreground, options.isDisjoint(with: [.banner, .list]) { return }
         var presented = app.authorization != .provisional && (!foreground || options.contains(.banner))

@@ -83,7 +83,7 @@ final class PhoneState {
     ) {
         steps.note(.received, notification, at: now)
         let facts = Self.facts(of: notification, apps: apps)
-        let app = settings[app: notification.topic ?? ""]
+        let app = appSettings(facts.bundleID)
         if !app.isInstalled || uninstalled {
             let detail = app.isInstalled ? "the device registry has the app uninstalled" : nil
             steps.note(.discardedTokenUnregistered, notification, at: now, detail: detail)
@@ -151,8 +151,13 @@ final class PhoneState {
     /// What the phone makes of a push, read once as it reaches the phone (a stored or held
     /// push keeps it), with its app as the test described it then.
     static func facts(of notification: PushNotification, apps: AppCatalog?) -> PushFacts {
-        let topic = notification.topic ?? ""
-        return PushFacts(notification, app: topic.isEmpty ? nil : apps?[topic])
+        PushFacts(notification, app: PushFacts.bundleID(of: notification).flatMap { apps?[$0] })
+    }
+
+    /// What the test said about the app with this bundle ID; a push for no app is taken as an
+    /// app with the defaults would take it.
+    func appSettings(_ bundleID: String?) -> AppSettings {
+        bundleID.map { settings[app: $0] } ?? AppSettings()
     }
 
     /// A push the phone can take now: a Live Activity push goes to its activity, a background
@@ -173,7 +178,12 @@ final class PhoneState {
             return
         }
         if facts.isBackground {
-            let bundle = AppBundle.bundleID(of: notification.topic ?? "")
+            guard let bundle = facts.bundleID else {
+                steps.deliver(
+                    notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID,
+                    detail: "for no app: the push names no topic, so no app wakes")
+                return
+            }
             if !replaying, let why = background.holdReason(for: bundle, settings, at: now) {
                 background.hold(facts, bundle: bundle, why: why, settings, at: now, steps: &steps)
                 return
@@ -183,15 +193,16 @@ final class PhoneState {
             return
         }
         steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
-        centre.show(facts, settings, at: now)
+        centre.show(facts, app: appSettings(facts.bundleID), settings, at: now)
     }
 
     /// Delivers a held background push and wakes its app.
     private func wake(_ held: HeldPush, at now: Date, detail: String, steps: inout PhoneSteps) {
         let notification = held.notification
         steps.deliver(notification, status: .deliveredToDevice, at: now, fromStorage: false, channelID: nil, detail: detail)
-        let bundle = AppBundle.bundleID(of: notification.topic ?? "")
-        background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
+        if let bundle = held.facts.bundleID {
+            background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
+        }
     }
 
     // MARK: The phone changes
@@ -241,7 +252,7 @@ final class PhoneState {
     /// After a change: discards what the phone no longer takes, delivers what it now takes, in
     /// the order the pushes were sent, and releases held background pushes.
     private func settle(at now: Date, steps: inout PhoneSteps) {
-        for stored in storage.settle(settings, reason: storageReason, at: now, steps: &steps) {
+        for stored in storage.settle(settings, app: appSettings, reason: storageReason, at: now, steps: &steps) {
             arrive(stored.facts, at: now, fromStorage: true, channelID: stored.channelID, steps: &steps)
         }
         for held in background.settle(settings, at: now, steps: &steps) {

@@ -26,8 +26,9 @@ public struct NotificationCenterEntry: Sendable, Hashable {
     /// The request identifier: the `apns-collapse-id`, or `apns-id` when there was none
     /// (`#<sequence number>` for the binary gateway's pushes, which have neither).
     public var identifier: String
-    /// The app's bundle ID.
-    public var bundleID: String
+    /// The app's bundle ID: its push's topic's, or its client certificate's; nil for a push
+    /// that named none (no `apns-topic` on a server without authentication).
+    public var bundleID: String?
     /// The `apns-id` of the push shown now.
     public var apnsID: String?
     /// The alert's title as shown (its `title-loc-key` when localised).
@@ -58,7 +59,7 @@ public struct NotificationCenterEntry: Sendable, Hashable {
 
     /// An entry.
     public init(
-        identifier: String, bundleID: String, apnsID: String?, title: String? = nil, subtitle: String? = nil,
+        identifier: String, bundleID: String?, apnsID: String?, title: String? = nil, subtitle: String? = nil,
         body: String? = nil, threadID: String? = nil, category: String? = nil, showsActions: Bool = false,
         sound: String? = nil, interruptionLevel: String? = nil, presented: Bool = true,
         serviceExtensionRan: Bool = false, replaced: [String] = [], deliveredAt: Date

@@ -106,13 +106,13 @@ struct StoredPushes {
     /// another reason now, and returns what it takes now, in the order the pushes were sent
     /// (topics' slots, then channels' when it is online).
     mutating func settle(
-        _ settings: DeviceSettings, reason: (PushNotification) -> DeliveryStatus?, at now: Date,
-        steps: inout PhoneSteps
+        _ settings: DeviceSettings, app: (String?) -> AppSettings, reason: (PushNotification) -> DeliveryStatus?,
+        at now: Date, steps: inout PhoneSteps
     ) -> [StoredPush] {
         var released: [StoredPush] = []
         for (key, stored) in slots.sorted(by: { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }) {
             let notification = stored.notification
-            let app = settings[app: notification.topic ?? ""]
+            let app = app(stored.facts.bundleID)
             if !app.isInstalled {
                 slots[key] = nil
                 steps.note(.discardedTokenUnregisteredFromStorage, notification, at: now)

@@ -1,6 +1,8 @@
 /// How the HTTP/2 provider API authenticates providers.
 public enum HTTP2Authentication: Sendable, Equatable {
-    /// Accept every request, with or without credentials (the simplest tests).
+    /// Accept every request, with or without credentials (the simplest tests). A request
+    /// without `apns-topic` takes a single-topic client certificate's, as at Apple, and else
+    /// has no topic (``PushNotification/topic`` nil).
     case none
     /// Provider certificates: the client certificate's topics (UID and Apple's topics
     /// extension) decide which topics are allowed; without a certificate a request gets

@@ -431,7 +431,9 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     func topicAuthority() -> Result<TopicAuthority, ChannelRefusal> {
         switch context.authentication {
         case .none:
-            return .success(.any)
+            // As Apple: a certificate's only topic stands for a missing apns-topic.
+            guard let certificate = info.clientCertificate, !certificate.topics.isEmpty else { return .success(.any) }
+            return .success(.anyWithCertificate(topics: certificate.topics))
         case .token:
             return .success(.token)
         case .certificate:

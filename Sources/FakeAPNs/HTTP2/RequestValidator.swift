@@ -9,8 +9,13 @@ import Glibc
 
 /// Which topics a request may push to, as its connection's authentication decides.
 enum TopicAuthority: Sendable, Hashable {
-    /// No authentication: `apns-topic` is optional and any topic is allowed.
+    /// No authentication: `apns-topic` is optional and any topic is allowed. A request without
+    /// it has no topic: it belongs to no app (the lenient mode's simplest tests send none).
     case any
+    /// No authentication, from a client that presented a certificate: any topic is allowed,
+    /// and a request without `apns-topic` takes the certificate's topic when it has exactly
+    /// one, as Apple takes it; none otherwise.
+    case anyWithCertificate(topics: [String])
     /// Token (JWT) authentication: `apns-topic` is required, and any topic is allowed here
     /// (binding topics to the token's team is the JWT check's job).
     case token
@@ -463,6 +468,11 @@ struct RequestValidator: Sendable {
         switch authority {
         case .any:
             return .topic(topic)
+        case .anyWithCertificate(let listed):
+            if let topic { return .topic(topic) }
+            var seen = Set<[UInt8]>()
+            let distinct = listed.filter { seen.insert(Array($0.utf8)).inserted }
+            return .topic(distinct.count == 1 ? distinct.first : nil)
         case .token:
             guard let topic else {
                 return .rejected(.missingTopic, detail: "token authentication needs apns-topic")

@@ -36,3 +36,100 @@ public struct AppBundle: Sendable, Hashable {
     }
 
 }
+
+// MARK: - Bounds
+
+extension AppBundle {
+    /// The most categories one description lists: real apps register a handful, a few dozen
+    /// at most.
+    public static let maximumCategories = 128
+    /// The most sounds one description lists: real apps bundle a few, a few dozen at most.
+    public static let maximumSounds = 128
+    /// The longest name (a category, a sound, the bundle ID), in UTF-8 bytes: a file name's
+    /// limit on Apple's file systems.
+    public static let maximumNameLength = 255
+    /// The most bytes one description's names take in all (categories and sounds, in UTF-8):
+    /// 8 KiB, several times a large real app's (a hundred names of 40 bytes take 4 KB).
+    public static let maximumNameBytes = 8 * 1024
+
+    /// What a description names, for ``AppCatalogError``.
+    public enum Part: String, Sendable, Hashable, CustomStringConvertible {
+        /// The bundle ID the description is for.
+        case bundleID = "bundle ID"
+        /// ``AppBundle/categories``.
+        case categories
+        /// ``AppBundle/sounds``.
+        case sounds
+
+        public var description: String { rawValue }
+    }
+
+    /// The first bound this description, for `bundleID`, is over; nil when it is within all.
+    package func boundsProblem(bundleID: String) -> AppCatalogError? {
+        let bundle = Self.bundleID(of: bundleID)
+        if bundle.utf8.count > Self.maximumNameLength {
+            return .nameTooLong(bundleID: bundle, part: .bundleID, length: bundle.utf8.count, limit: Self.maximumNameLength)
+        }
+        var bytes = 0
+        for (part, names, limit) in [(Part.categories, categories, Self.maximumCategories), (.sounds, sounds, Self.maximumSounds)] {
+            guard let names else { continue }
+            if names.count > limit {
+                return .tooManyNames(bundleID: bundle, part: part, count: names.count, limit: limit)
+            }
+            for name in names {
+                let length = name.utf8.count
+                if length > Self.maximumNameLength {
+                    return .nameTooLong(bundleID: bundle, part: part, length: length, limit: Self.maximumNameLength)
+                }
+                bytes += length
+            }
+        }
+        if bytes > Self.maximumNameBytes {
+            return .tooLarge(bundleID: bundle, bytes: bytes, limit: Self.maximumNameBytes)
+        }
+        return nil
+    }
+}
+
+/// Why the app catalog refused a description: it is over a bound of ``AppBundle`` or
+/// ``AppCatalog`` (the limits page lists them).
+public enum AppCatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// ``AppCatalog/maximumApps`` apps are described, and `bundleID` is not one of them.
+    case tooManyApps(bundleID: String, limit: Int)
+    /// The description lists `count` names of `part`, over `limit`.
+    case tooManyNames(bundleID: String, part: AppBundle.Part, count: Int, limit: Int)
+    /// A name of `part` (or the bundle ID itself) is `length` UTF-8 bytes, over `limit`.
+    case nameTooLong(bundleID: String, part: AppBundle.Part, length: Int, limit: Int)
+    /// The description's names take `bytes` UTF-8 bytes in all, over `limit`.
+    case tooLarge(bundleID: String, bytes: Int, limit: Int)
+
+    /// The bundle ID the refused description was for.
+    public var bundleID: String {
+        switch self {
+        case .tooManyApps(let bundleID, _), .tooManyNames(let bundleID, _, _, _), .nameTooLong(let bundleID, _, _, _),
+            .tooLarge(let bundleID, _, _):
+            bundleID
+        }
+    }
+
+    /// What went wrong, in words, without the bundle ID.
+    public var problem: String {
+        switch self {
+        case .tooManyApps(_, let limit):
+            "\(limit) apps are described already, the most a server keeps; describe fewer, or reset between tests"
+        case .tooManyNames(_, let part, let count, let limit):
+            "the description lists \(count) \(part); an app description lists at most \(limit)"
+        case .nameTooLong(_, .bundleID, let length, let limit):
+            "the bundle ID is \(length) bytes long; at most \(limit) are allowed"
+        case .nameTooLong(_, let part, let length, let limit):
+            "one of its \(part) is \(length) bytes long; a name is at most \(limit) bytes"
+        case .tooLarge(_, let bytes, let limit):
+            "its names take \(bytes) bytes in all; an app description's names take at most \(limit) (8 KiB)"
+        }
+    }
+
+    /// What went wrong, in words.
+    public var description: String {
+        "app \(JSONValue.quoted(String(bundleID.prefix(64)))) is not described: \(problem)"
+    }
+}

@@ -14,6 +14,8 @@
 package struct PushFacts: Sendable {
     /// The push.
     package let notification: PushNotification
+    /// The bundle ID of the app it is for (``bundleID(of:)``); nil: no app.
+    package let bundleID: String?
     /// The bundle of its topic's app, when described.
     package let app: AppBundle?
     /// The payload's `aps` member as sent (nil when absent or the payload is not JSON).
@@ -75,6 +77,7 @@ package struct PushFacts: Sendable {
     /// The facts of `notification`, sent to the app `app` describes (nil: not described).
     package init(_ notification: PushNotification, app: AppBundle?) {
         self.notification = notification
+        bundleID = Self.bundleID(of: notification)
         self.app = app
         let payload = notification.payload
         let json = payload.parseError == nil ? payload.json : nil
@@ -122,6 +125,16 @@ package struct PushFacts: Sendable {
                 return LiveActivityDate(field: field, value: value)
             }
             : []
+    }
+
+    /// The bundle ID of the app a push is for: its topic's without a `.push-type.*` or other
+    /// push type suffix, else the topic of the client certificate it came with (a binary push
+    /// carries none of its own); nil when neither names one, as a push with no `apns-topic` on
+    /// a server without authentication: such a push is for no app, never for one named "".
+    package static func bundleID(of notification: PushNotification) -> String? {
+        guard let topic = notification.topic ?? notification.connection.clientCertificate?.topic else { return nil }
+        let bundle = AppBundle.bundleID(of: topic)
+        return bundle.isEmpty ? nil : bundle
     }
 
     /// `value` as a date: a whole number of seconds within ``UnixTime/range`` (a JSON number

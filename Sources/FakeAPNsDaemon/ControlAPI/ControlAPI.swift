@@ -347,7 +347,11 @@ struct ControlRoutes: Sendable {
         case .app(let bundleID):
             return .json(200, PhoneJSON.app(bundleID, server.apps[bundleID]))
         case .describeApp(let bundleID, let bundle):
-            server.apps[bundleID] = bundle
+            do {
+                try server.apps.describe(bundleID, as: bundle)
+            } catch {
+                throw ControlError.appRefused(error)
+            }
             return .json(200, PhoneJSON.app(bundleID, bundle))
         }
     }

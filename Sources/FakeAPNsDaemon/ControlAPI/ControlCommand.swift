@@ -32,6 +32,18 @@ struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
     static func badRequest(_ code: String, _ message: String) -> ControlError {
         ControlError(status: 400, code: code, message: message)
     }
+
+    /// An app description over a bound of the catalog: 400 `limit_reached`, the message
+    /// naming the bound (and the field, for a part of the description).
+    static func appRefused(_ refusal: AppCatalogError) -> ControlError {
+        var part: AppBundle.Part?
+        switch refusal {
+        case .tooManyNames(_, let named, _, _), .nameTooLong(_, let named, _, _): part = named
+        case .tooManyApps, .tooLarge: part = nil
+        }
+        let field = part.map { $0 == .bundleID ? "" : "field '\($0)': " } ?? ""
+        return .badRequest("limit_reached", field + refusal.description)
+    }
 }
 
 // MARK: - Commands
@@ -335,9 +347,13 @@ extension ControlCommand {
             try allow("GET", "PUT")
             try query.expectNone()
             guard !path[3].isEmpty else { throw ControlError.badRequest("invalid_path", "the bundle ID is empty") }
-            self = request.method == "GET"
-                ? .app(bundleID: path[3])
-                : .describeApp(bundleID: path[3], try AppBundle(BodyFields(body, allowed: PhoneJSON.appBundleKeys, emptyAllowed: true)))
+            if request.method == "GET" {
+                self = .app(bundleID: path[3])
+            } else {
+                let bundle = try AppBundle(BodyFields(body, allowed: PhoneJSON.appBundleKeys, emptyAllowed: true))
+                if let problem = bundle.boundsProblem(bundleID: path[3]) { throw ControlError.appRefused(problem) }
+                self = .describeApp(bundleID: path[3], bundle)
+            }
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "unregister":
             try allow("POST")
             try query.expectNone()

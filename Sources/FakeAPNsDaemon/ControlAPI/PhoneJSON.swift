@@ -296,7 +296,7 @@ enum PhoneJSON {
         .object(JSONObject([
             ("notificationCenter", .array(screen.notificationCenter.map { entry in
                 .object(JSONObject([
-                    ("identifier", .string(entry.identifier)), ("bundle", .string(entry.bundleID)),
+                    ("identifier", .string(entry.identifier)), ("bundle", string(entry.bundleID)),
                     ("apnsID", string(entry.apnsID)), ("title", string(entry.title)), ("subtitle", string(entry.subtitle)),
                     ("body", string(entry.body)), ("threadID", string(entry.threadID)), ("category", string(entry.category)),
                     ("showsActions", .bool(entry.showsActions)), ("sound", string(entry.sound)),
