@@ -45,7 +45,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// The described phones, first described first: the first is forgotten first.
     private var describedOrder = FirstInFirstOut<DeviceToken>()
     /// Each described phone's next transition.
-    private var due = TimeIndex<DeviceToken>()
+    private var due = TimeIndex<PhoneState>()
     private var pushes: PushIndex
     /// The phones whose logs hold entries of each `apns-unique-id` (lowercased), with how many.
     private var logged: [String: [DeviceToken: Int]] = [:]
@@ -197,17 +197,14 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         while true {
             let more = lock.withLock {
                 var played = 0
-                while played < sliceSize, let first = due.first, first.at <= now {
+                while played < sliceSize, let first = due.first(), first.at <= now {
                     played += 1
-                    guard let phone = phones[first.key] else {
-                        due.remove(first.key)
-                        continue
-                    }
+                    let phone = first.element
                     play(on: phone, at: now, catchingUp: false) { steps in
                         if let next = phone.nextDue, next.at <= now { phone.fire(next.event, at: next.at, steps: &steps) }
                     }
                 }
-                return due.first.map { $0.at <= now } ?? false
+                return due.first().map { $0.at <= now } ?? false
             }
             guard more else { return }
             lock.yieldToWaiters()
@@ -252,7 +249,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         }
         for delivery in deliveries { phone.deliveries.append(delivery) }
         if !steps.entries.isEmpty { announce?(steps.entries) }
-        due.set(phone.token, at: phone.nextDue?.at)
+        due.set(phone, at: phone.nextDue?.at)
         return judging == nil ? [] : steps.findings
     }
 
@@ -279,7 +276,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         {
             forgotten.deliveries.removeAll()
             for entry in forgotten.log.items { count(entry, by: -1) }
-            due.remove(first)
+            due.remove(forgotten)
         }
         let capacity = min(retention ?? logLimit, logLimit)
         let phone = PhoneState(

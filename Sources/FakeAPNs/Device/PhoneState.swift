@@ -11,7 +11,7 @@ import Foundation
 /// A push is played by the part it concerns; every part adds what it did to the
 /// ``PhoneSteps`` it is handed. Guarded by the intake's lock, and each part bounded
 /// (``Bounds``): a phone a test floods keeps a fixed amount.
-final class PhoneState {
+final class PhoneState: TimeIndexed {
     /// The most of each part one phone keeps.
     enum Bounds {
         /// Storage slots (one per topic, plus one per broadcast channel): beyond, the oldest
@@ -29,6 +29,9 @@ final class PhoneState {
     }
 
     let token: DeviceToken
+    /// When it next falls due in the model's index of time, and its current entry there.
+    var timeIndexDue: Date?
+    var timeIndexVersion: UInt64 = 0
     private(set) var settings = DeviceSettings()
     /// Counts the changes of `settings`: a test's change made outside the lock is applied only
     /// if no other came in between.
