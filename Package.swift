@@ -10,10 +10,10 @@ let strictSettings: [SwiftSetting] = [
 /// imports: they call the parsers' internal entry points). Any other build makes programs that
 /// replay inputs given as arguments (Fuzz/Replay). Executables of this package and no product,
 /// so no other package sees them or the daemon's module.
-let fuzzTargets: [Target] = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI", "PlaintextSession"].map { name in
+let fuzzTargets: [Target] = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI", "PlaintextSession", "DeviceModel"].map { name in
     .executableTarget(
         name: "Fuzz\(name)",
-        dependencies: ["FakeAPNs", "FuzzReplay"] + (name == "ControlAPI" ? ["FakeAPNsDaemon"] : []),
+        dependencies: ["FakeAPNs", "FuzzReplay"] + (["ControlAPI", "DeviceModel"].contains(name) ? ["FakeAPNsDaemon"] : []),
         path: "Fuzz/\(name)",
         exclude: ["BinaryDecoder", "PlaintextSession"].contains(name) ? [] : ["dictionary.txt"],
         swiftSettings: strictSettings

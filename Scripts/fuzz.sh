@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# libFuzzer targets for FakeAPNs's input parsers (Fuzz/<TARGET>/, executables of the package):
+# libFuzzer targets for FakeAPNs's input parsers and device model (Fuzz/<TARGET>/, executables):
 #
-#   Scripts/fuzz.sh build                          builds the five targets into .build/fuzz/
+#   Scripts/fuzz.sh build                          builds the six targets into .build/fuzz/
 #   Scripts/fuzz.sh run [SECONDS_EACH] [TARGET...]  builds if needed, fuzzes each target for
 #                                                  SECONDS_EACH (default 20), two at a time on a
 #                                                  2-core machine; fails naming the crash input
 #   Scripts/fuzz.sh reproduce TARGET FILE          replays one input through TARGET
 #
-# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI, PlaintextSession. Each starts from its seeds in
-# Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in .build/fuzz/corpus/<TARGET>/,
-# where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
+# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI, PlaintextSession, DeviceModel.
+#
+# Each starts from its seeds in Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in
+# .build/fuzz/corpus/<TARGET>/, where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
 #
 # The targets are the package's executables Fuzz<TARGET> (Package.swift's fuzzTargets), so
 # they reach the engine and the daemon's module without any product for other packages. Here
@@ -27,10 +28,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${FUZZ_DIR:-$ROOT/.build/fuzz}"
 # Where SwiftPM puts the targets' executables.
 BIN="$OUT/swiftpm/release"
-TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI PlaintextSession)
+TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI PlaintextSession DeviceModel)
 
 usage() {
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -53,6 +54,7 @@ max_len() {
     ProviderToken) echo 2048 ;;
     ControlAPI) echo 4096 ;;
     PlaintextSession) echo 4096 ;;
+    DeviceModel) echo 4096 ;;
     esac
 }
 
