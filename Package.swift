@@ -107,7 +107,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FakeAPNsTests",
-            dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport"],
+            // FuzzDeviceModel: FuzzRegressionTests replays its seeds through the built program.
+            dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport", "FuzzDeviceModel"],
             swiftSettings: strictSettings
         ),
     ] + fuzzTargets,

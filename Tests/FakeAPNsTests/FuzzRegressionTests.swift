@@ -8,7 +8,8 @@ import XCTest
 /// (Fuzz/corpus/<target>/) replayed through the same library calls with the same invariants,
 /// in short. `Scripts/fuzz.sh` runs the targets themselves; see each target's main.swift for the
 /// input formats. The ControlAPI target's findings and seeds are the daemon's: they are in
-/// FakeAPNsDaemonTests (DaemonFuzzRegressionTests, ControlAPIFuzzSeedTests).
+/// FakeAPNsDaemonTests (DaemonFuzzRegressionTests, ControlAPIFuzzSeedTests). The DeviceModel
+/// target's seeds are sequences of operations, replayed by its own program, whole.
 final class FuzzRegressionTests: XCTestCase {
     // MARK: - Seed replays
 
@@ -142,5 +143,53 @@ final class FuzzRegressionTests: XCTestCase {
             ended += whole.filter { $0.hasPrefix("end ") }.count
         }
         XCTAssertGreaterThanOrEqual(ended, 8, "the seeds hold complete requests")
+    }
+
+    // MARK: - The device model's seeds
+
+    /// The DeviceModel target's seeds but issue 32's, lines of operations on a server's phones
+    /// (the format is at the top of Fuzz/DeviceModel/DeviceModel.swift), each replayed by the
+    /// target's own program with all its invariants: they exit 0.
+    func testDeviceModelSeeds() throws {
+        for failure in try deviceModelSeedFailures({ !$0.hasPrefix("issue32-") }) { XCTFail(failure) }
+    }
+
+    /// Issue 32, the `issue32-` seeds: a Live Activity push whose `stale-date`, `dismissal-date`
+    /// or `timestamp` is Int64.max - 511 or more (2^63 as a Double) is answered 200, by HTTP/2,
+    /// the plaintext listener or a broadcast; then the phone's JSON or screen trapped writing the
+    /// date (Model/Timestamp.swift:41), and an older update push trapped the model itself
+    /// (Device/DeviceModel+LiveActivity.swift:46): so they did until the phone ignored a Live
+    /// Activity date outside 1970...9999. A seed that traps again fails this test, naming the
+    /// trap, and ends nothing else.
+    func testDeviceModelIssue32Seeds() throws {
+        for failure in try deviceModelSeedFailures({ $0.hasPrefix("issue32-") }) { XCTFail(failure) }
+    }
+
+    /// Replays each DeviceModel seed `picked` names through `FuzzDeviceModel`, built beside the
+    /// tests (this target depends on it), one child process a seed, so that a seed that traps
+    /// fails this test and ends nothing else. What went wrong with each seed that failed: its
+    /// name, the fatal error and the first frame in Sources/.
+    private func deviceModelSeedFailures(_ picked: (String) -> Bool) throws -> [String] {
+        let program = Bundle.main.bundleURL.appendingPathComponent("FuzzDeviceModel").path
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: program])
+        }
+        let seeds = try fuzzSeeds("DeviceModel").map(\.name).filter(picked)
+        XCTAssertFalse(seeds.isEmpty)
+        var failures: [String] = []
+        for name in seeds {
+            let seed = repositoryRoot.appendingPathComponent("Fuzz/corpus/DeviceModel/\(name)").path
+            let run = try runTool(
+                program, [seed], environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"])
+            guard run.status != 0 else { continue }
+            let lines = run.error.split(separator: "\n")
+            func after(_ marker: String) -> String? {
+                lines.lazy.compactMap { line in line.range(of: marker).map { String(line[$0.upperBound...]) } }.first
+            }
+            let fatal = after("Fatal error: ") ?? "exit status \(run.status)"
+            let frame = after("/Sources/")
+            failures.append("\(name): \(fatal)" + (frame.map { " at Sources/\($0)" } ?? ""))
+        }
+        return failures
     }
 }
