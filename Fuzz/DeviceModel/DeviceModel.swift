@@ -36,8 +36,8 @@
 // Invariants, after each operation and for every phone described at the end: nothing traps; the
 // clock's currentDate stays within UnixTime.range; every date read (log, screen, deliveries) is
 // written by Timestamp.rfc3339 as RFC 3339 with a year of UnixTime.range; a phone's log names
-// only its token, within the log limit; a trace finds only its unique id's entries; the daemon's
-// JSON of a phone or a record parses back.
+// only its token, within the log limit; a trace finds a device push's entries and only its unique
+// id's; the daemon's JSON of a phone or a record parses back.
 
 import Foundation
 @testable import FakeAPNs
@@ -143,7 +143,9 @@ private func perform(_ line: String, _ words: [String], _ server: FakeAPNsServer
         guard let last = server.notificationHistory.list().last else { return }
         roundTrip(last.jsonObject, "a record")
         guard let uniqueID = last.uniqueID else { return }
-        for entry in server.deliveryLog(uniqueID: uniqueID) {
+        let entries = server.deliveryLog(uniqueID: uniqueID)
+        require(last.format == .broadcast || !entries.isEmpty, "no log entry traces device push \(uniqueID)")
+        for entry in entries {
             require(entry.uniqueID?.lowercased() == uniqueID.lowercased(), "trace \(uniqueID) found \(entry)")
             checkDate(entry.at, "a traced entry")
         }
