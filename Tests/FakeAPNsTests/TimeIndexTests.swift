@@ -27,8 +27,8 @@ final class TimeIndexTests: XCTestCase {
             XCTAssertEqual(index.first()?.at, earliest?.value, "step \(step)")
             XCTAssertEqual(index.count, expected.count, "step \(step)")
             if step % 97 == 0, let first = index.first(), first.at == earliest?.value {
-                index.remove(first.element)
-                expected[first.element.name] = nil
+                index.remove(first.indexed)
+                expected[first.indexed.name] = nil
             }
         }
     }

@@ -199,7 +199,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
                 var played = 0
                 while played < sliceSize, let first = due.first(), first.at <= now {
                     played += 1
-                    let phone = first.element
+                    let phone = first.indexed
                     play(on: phone, at: now, catchingUp: false) { steps in
                         if let next = phone.nextDue, next.at <= now { phone.fire(next.event, at: next.at, steps: &steps) }
                     }

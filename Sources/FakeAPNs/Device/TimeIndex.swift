@@ -25,9 +25,9 @@ struct TimeIndex<Element: TimeIndexed> {
     private struct Entry {
         var at: Date
         var version: UInt64
-        var element: Element
+        var indexed: Element
 
-        var isCurrent: Bool { element.timeIndexVersion == version }
+        var isCurrent: Bool { indexed.timeIndexVersion == version }
     }
 
     private var heap: [Entry] = []
@@ -35,9 +35,9 @@ struct TimeIndex<Element: TimeIndexed> {
     private(set) var count = 0
 
     /// The earliest element and when it is due (its old entries skipped on the way).
-    mutating func first() -> (at: Date, element: Element)? {
+    mutating func first() -> (at: Date, indexed: Element)? {
         while let top = heap.first, !top.isCurrent { popTop() }
-        return heap.first.map { ($0.at, $0.element) }
+        return heap.first.map { ($0.at, $0.indexed) }
     }
 
     /// Sets when `element` falls due (nil: never, it leaves the index).
@@ -48,7 +48,7 @@ struct TimeIndex<Element: TimeIndexed> {
         element.timeIndexVersion &+= 1
         element.timeIndexDue = date
         guard let date else { return }
-        heap.append(Entry(at: date, version: element.timeIndexVersion, element: element))
+        heap.append(Entry(at: date, version: element.timeIndexVersion, indexed: element))
         siftUp(heap.count - 1)
         if heap.count > 2 * count + 64 { rebuild() }
     }
@@ -56,7 +56,7 @@ struct TimeIndex<Element: TimeIndexed> {
     mutating func remove(_ element: Element) { set(element, at: nil) }
 
     mutating func removeAll() {
-        for entry in heap where entry.isCurrent { entry.element.timeIndexDue = nil }
+        for entry in heap where entry.isCurrent { entry.indexed.timeIndexDue = nil }
         heap = []
         count = 0
     }
