@@ -92,6 +92,19 @@ final class DeviceModelTimeTests: XCTestCase {
         XCTAssertEqual(phone(2).log.map(\.sequenceNumber), [2, 2])
     }
 
+    /// Once a phone is described, the index is kept as pushes come, and forgets what the
+    /// history drops.
+    func testTheIndexKeptAsPushesComeForgetsWhatTheHistoryDrops() {
+        makeModel()
+        _ = phone(9).log
+        for round in 0..<4 {
+            push("to one \(round)", to: Self.token(1))
+            push("to two \(round)", to: Self.token(2))
+        }
+        XCTAssertEqual(phone(1).log.map(\.sequenceNumber), [7, 7], "of #1...#8 the history keeps #6...#8")
+        XCTAssertEqual(phone(2).log.map(\.sequenceNumber), [6, 6, 8, 8])
+    }
+
     func testConcurrentSettingsChangesAllApply() {
         makeModel()
         let phone = phone(1)

@@ -9,9 +9,9 @@ import Foundation
 /// ``ServerClock``. Guarded by the intake's lock, so a reset sees the phones as of the same
 /// instant as the queues.
 ///
-/// A phone no test touched costs one index entry per push: the model keeps the retained
-/// pushes by token and by `apns-unique-id` (``PushIndex``), and plays nothing while no phone is
-/// described. A phone is described the first time a test reads or changes it, and is then
+/// A phone no test touched costs nothing: the model plays nothing while no phone is
+/// described, and keeps the retained pushes by token and by `apns-unique-id` (``PushIndex``)
+/// only from the first describe or look-up by unique id. A phone is described the first time a test reads or changes it, and is then
 /// caught up on the retained pushes of its token, as a default phone would have had them.
 ///
 /// Time is an index, not a scan: each described phone's next transition (an expiry, a budget
@@ -80,7 +80,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     // MARK: The intake's stage
 
     package func unlockedTake(_ notifications: inout [PushNotification], rejections: inout [Rejection]) {
-        for notification in notifications { pushes.add(notification) }
+        if pushes.isActive { for notification in notifications { pushes.add(notification) } }
         guard !phones.isEmpty else { return }
         let now = clock.currentDate
         for index in notifications.indices {
@@ -167,6 +167,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         let wanted = uniqueID.lowercased()
         return lock.withLock {
             let now = clock.currentDate
+            pushes.activate(with: history.list())
             // A device push to a phone no test described yet: describing it catches its log up.
             if let number = pushes.sequenceNumber(uniqueID: wanted), let push = retained(number),
                 phones[push.deviceToken] == nil
@@ -283,6 +284,7 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
             token: token, deliveries: Mailbox(noun: "delivery to \(token.hex)", capacity: capacity), logLimit: logLimit)
         phones[token] = phone
         describedOrder.append(token)
+        pushes.activate(with: history.list())
         play(on: phone, at: now) { steps in
             for number in pushes.sequenceNumbers(of: token) {
                 guard let notification = retained(number) else { continue }
