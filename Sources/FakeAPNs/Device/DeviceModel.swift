@@ -11,8 +11,9 @@ import Foundation
 ///
 /// A phone no test touched costs nothing: the model plays nothing while no phone is
 /// described, and keeps the retained pushes by token and by `apns-unique-id` (``PushIndex``)
-/// only from the first describe or look-up by unique id. A phone is described the first time a test reads or changes it, and is then
-/// caught up on the retained pushes of its token, as a default phone would have had them.
+/// only from the first describe or look-up by unique id. A phone is described the first time
+/// a test reads or changes it, and is then caught up on the retained pushes of its token, as a
+/// default phone would have had them.
 ///
 /// Time is an index, not a scan: each described phone's next transition (an expiry, a budget
 /// refill, a Live Activity date) is kept in a ``TimeIndex``, so a clock advance visits only
@@ -202,7 +203,8 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
                     played += 1
                     let phone = first.indexed
                     play(on: phone, at: now, catchingUp: false) { steps in
-                        if let next = phone.nextDue, next.at <= now { phone.fire(next.event, at: next.at, steps: &steps) }
+                        guard let next = phone.nextDue, next.at <= now else { return }
+                        phone.fire(next.event, at: next.at, steps: &steps)
                     }
                 }
                 return due.first().map { $0.at <= now } ?? false

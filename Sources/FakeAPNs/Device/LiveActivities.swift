@@ -63,7 +63,8 @@ struct LiveActivities {
         }
         if let timestamp = dates.timestamp {
             if timestamp.date > now.addingTimeInterval(Self.timestampLead) {
-                steps.find(.liveActivityTimestamp, "timestamp \(timestamp) is more than 8 hours ahead of the phone's clock")
+                steps.find(
+                    .liveActivityTimestamp, "timestamp \(timestamp) is more than 8 hours ahead of the phone's clock")
                 return ignore("timestamp \(timestamp) is more than 8 hours ahead")
             }
             if event == "update", let last = activity?.timestamp, timestamp <= last {
@@ -77,7 +78,8 @@ struct LiveActivities {
             if activity.budgeted.filter({ $0 > hourAgo }).count >= budget {
                 steps.find(
                     .liveActivityBudget,
-                    "over the budget of \(budget) priority 10 updates per hour; use priority 5 for updates that can wait")
+                    "over the budget of \(budget) priority 10 updates per hour; "
+                        + "use priority 5 for updates that can wait")
                 steps.note(
                     .throttled, notification, at: now, channelID: channelID,
                     detail: "dropped: over \(budget) priority 10 updates per hour")

@@ -202,7 +202,8 @@ final class PhoneState: TimeIndexed {
     /// Delivers a held background push and wakes its app.
     private func wake(_ held: HeldPush, at now: Date, detail: String, steps: inout PhoneSteps) {
         let notification = held.notification
-        steps.deliver(notification, status: .deliveredToDevice, at: now, fromStorage: false, channelID: nil, detail: detail)
+        steps.deliver(
+            notification, status: .deliveredToDevice, at: now, fromStorage: false, channelID: nil, detail: detail)
         if let bundle = held.facts.bundleID {
             background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
         }

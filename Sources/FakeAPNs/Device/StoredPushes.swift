@@ -110,7 +110,8 @@ struct StoredPushes {
         at now: Date, steps: inout PhoneSteps
     ) -> [StoredPush] {
         var released: [StoredPush] = []
-        for (key, stored) in slots.sorted(by: { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }) {
+        let inOrder = slots.sorted { $0.value.notification.sequenceNumber < $1.value.notification.sequenceNumber }
+        for (key, stored) in inOrder {
             let notification = stored.notification
             let app = app(stored.facts.bundleID)
             if !app.isInstalled {
