@@ -25,7 +25,10 @@ struct LiveActivities {
         var bundleID: String
         var event: String
         var countsTowardBudget: Bool
-        var dates: ActivityDates
+        /// Its dates, each within ``UnixTime/range``.
+        var timestamp: UnixTime?
+        var stale: UnixTime?
+        var dismissal: UnixTime?
     }
 
     /// Judges a Live Activity push: ignored when one of its dates is no date a phone can use,
@@ -50,18 +53,18 @@ struct LiveActivities {
             return ignore("\(unusable.field) \(shown) is no date a phone can use")
         }
         guard let bundle = facts.bundleID else { return ignore("for no app: the push names no topic") }
-        let dates = ActivityDates(aps)
         let key = channelID.map { "channel \($0)" } ?? "topic \(notification.topic ?? bundle)"
         let update = Update(
             key: key, bundleID: bundle, event: event,
             countsTowardBudget: channelID == nil && notification.priority.rawValue >= 10 && event != "start",
-            dates: dates)
+            timestamp: facts.liveActivityTimestamp, stale: facts.liveActivityStaleDate,
+            dismissal: facts.liveActivityDismissalDate)
         if replaying { return update }
         let activity = activities[key]
         if let activity, activity.shown.state == .ended || activity.shown.state == .dismissed {
             return ignore("the activity ended")
         }
-        if let timestamp = dates.timestamp {
+        if let timestamp = update.timestamp {
             if timestamp.date > now.addingTimeInterval(Self.timestampLead) {
                 steps.find(
                     .liveActivityTimestamp, "timestamp \(timestamp) is more than 8 hours ahead of the phone's clock")
@@ -100,12 +103,12 @@ struct LiveActivities {
         if let state = notification.payload.aps.contentState {
             activity.shown.contentState = state.serialized(sortedKeys: true)
         }
-        if let timestamp = update.dates.timestamp {
+        if let timestamp = update.timestamp {
             activity.timestamp = timestamp
             activity.shown.timestamp = timestamp.date
         }
-        if let stale = update.dates.stale { activity.shown.staleDate = stale.date }
-        if let dismissal = update.dates.dismissal { activity.shown.dismissalDate = dismissal.date }
+        if let stale = update.stale { activity.shown.staleDate = stale.date }
+        if let dismissal = update.dismissal { activity.shown.dismissalDate = dismissal.date }
         if update.countsTowardBudget {
             let hourAgo = now.addingTimeInterval(-3600)
             activity.budgeted.removeAll { $0 <= hourAgo }
@@ -164,20 +167,6 @@ struct LiveActivities {
         activity.shown.state = state
         if state == .ended { activity.endedAt = date }
         activities[key] = activity
-    }
-}
-
-/// A Live Activity push's usable dates, each within ``UnixTime/range`` (a push with an
-/// unusable one is ignored: ``PushFacts/invalidLiveActivityDates``).
-struct ActivityDates {
-    var timestamp: UnixTime?
-    var stale: UnixTime?
-    var dismissal: UnixTime?
-
-    init(_ aps: APS) {
-        timestamp = aps["timestamp"].flatMap(PushFacts.unixTime)
-        stale = aps["stale-date"].flatMap(PushFacts.unixTime)
-        dismissal = aps["dismissal-date"].flatMap(PushFacts.unixTime)
     }
 }
 

@@ -85,7 +85,7 @@ final class PhoneState: TimeIndexed {
         _ notification: PushNotification, uninstalled: Bool, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps
     ) {
         steps.note(.received, notification, at: now)
-        let facts = Self.facts(of: notification, apps: apps)
+        let facts = PushFacts(notification, in: apps)
         let app = appSettings(facts.bundleID)
         if !app.isInstalled || uninstalled {
             let detail = app.isInstalled ? "the device registry has the app uninstalled" : nil
@@ -102,7 +102,7 @@ final class PhoneState: TimeIndexed {
         }
         var until = StoredPushes.expiry(of: notification, acceptedAt: now)
         if let expiration = notification.expiration, expiration == 0 || until <= now {
-            let grace = UnixTime.interval(settings.expirationGrace)
+            let grace = settings.expirationGrace.timeInterval
             guard grace > 0 else {
                 let detail = "apns-expiration \(expiration): one attempt, and the phone was unreachable"
                 steps.note(.discardedExpired, notification, at: now, detail: detail)
@@ -116,7 +116,7 @@ final class PhoneState: TimeIndexed {
     /// Plays a broadcast's delivery.
     func play(_ delivery: BroadcastDelivery, apps: AppCatalog?, at now: Date, steps: inout PhoneSteps) {
         let notification = delivery.notification
-        let facts = Self.facts(of: notification, apps: apps)
+        let facts = PushFacts(notification, in: apps)
         let channel = delivery.channelID
         steps.note(.received, notification, at: now, channelID: channel)
         if settings.isOnline {
@@ -138,7 +138,7 @@ final class PhoneState: TimeIndexed {
     func replay(_ notification: PushNotification, apps: AppCatalog?, steps: inout PhoneSteps) {
         steps.note(.received, notification, at: notification.receivedAt)
         arrive(
-            Self.facts(of: notification, apps: apps), at: notification.receivedAt, fromStorage: false, replaying: true,
+            PushFacts(notification, in: apps), at: notification.receivedAt, fromStorage: false, replaying: true,
             steps: &steps)
     }
 
@@ -149,12 +149,6 @@ final class PhoneState: TimeIndexed {
         if priority <= 5, settings.isPowerRestricted { return .storedPowerConsiderations }
         if priority <= 1, !settings.isAwake { return .storedPowerConsiderations }
         return nil
-    }
-
-    /// What the phone makes of a push, read once as it reaches the phone (a stored or held
-    /// push keeps it), with its app as the test described it then.
-    static func facts(of notification: PushNotification, apps: AppCatalog?) -> PushFacts {
-        PushFacts(notification, app: PushFacts.bundleID(of: notification).flatMap { apps?[$0] })
     }
 
     /// What the test said about the app with this bundle ID; a push for no app is taken as an

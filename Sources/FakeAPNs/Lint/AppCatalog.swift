@@ -85,8 +85,7 @@ final class LintStage: IntakeStage, @unchecked Sendable {
         let describedApps = !apps.isEmpty
         guard describedApps || mode == .strict else { return }
         for index in notifications.indices {
-            let app = PushFacts.bundleID(of: notifications[index]).flatMap { apps[$0] }
-            let findings = PushLint.findings(for: notifications[index], app: app)
+            let findings = PushLint.findings(for: PushFacts(notifications[index], in: apps))
             notifications[index].judgedLintFindings = findings
             if mode == .strict {
                 for finding in findings where finding.level == .error {

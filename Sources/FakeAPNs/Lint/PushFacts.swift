@@ -62,6 +62,12 @@ package struct PushFacts: Sendable {
     /// push carries that are not a whole number of seconds within ``UnixTime/range``: the
     /// phone ignores such a push. In the order of that list.
     package let invalidLiveActivityDates: [LiveActivityDate]
+    /// The Live Activity `timestamp` as a date, when it is one (whatever the push type).
+    package let liveActivityTimestamp: UnixTime?
+    /// The Live Activity `stale-date` as a date, when it is one.
+    package let liveActivityStaleDate: UnixTime?
+    /// The Live Activity `dismissal-date` as a date, when it is one.
+    package let liveActivityDismissalDate: UnixTime?
 
     /// A Live Activity date field as sent.
     package struct LiveActivityDate: Sendable, Hashable {
@@ -73,6 +79,11 @@ package struct PushFacts: Sendable {
 
     /// The `aps` keys of a Live Activity's dates.
     package static let liveActivityDateFields = ["timestamp", "stale-date", "dismissal-date"]
+
+    /// The facts of `notification`, sent to its app as `apps` describe it (``bundleID(of:)``).
+    package init(_ notification: PushNotification, in apps: AppCatalog?) {
+        self.init(notification, app: Self.bundleID(of: notification).flatMap { apps?[$0] })
+    }
 
     /// The facts of `notification`, sent to the app `app` describes (nil: not described).
     package init(_ notification: PushNotification, app: AppBundle?) {
@@ -118,6 +129,9 @@ package struct PushFacts: Sendable {
         }
         interruptionLevel = level
 
+        liveActivityTimestamp = aps["timestamp"].flatMap(Self.unixTime)
+        liveActivityStaleDate = aps["stale-date"].flatMap(Self.unixTime)
+        liveActivityDismissalDate = aps["dismissal-date"].flatMap(Self.unixTime)
         invalidLiveActivityDates =
             impliedPushType == .liveactivity
             ? Self.liveActivityDateFields.compactMap { field in

@@ -124,7 +124,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// // 200 for an hour of the server's clock, then 410 Unregistered
     /// ```
     public func unregister(_ token: DeviceToken, at date: Date? = nil, reportedAfter delay: Duration = .zero) {
-        let seconds = UnixTime.interval(delay)
+        let seconds = delay.timeInterval
         let date = UnixTime.clamped(date ?? UnixTime(clamping: clock.currentDate).date)
         lock.withLock {
             if entries[token] == nil {

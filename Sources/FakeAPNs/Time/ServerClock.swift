@@ -47,12 +47,12 @@ public final class ServerClock: @unchecked Sendable {
     /// (``UnixTime/clamped(_:adding:)``), so `advance(by: .seconds(Int64.max))` reads
     /// 9999-12-31T23:59:59Z and does not trap.
     public func advance(by interval: Duration) {
-        let seconds = UnixTime.interval(interval)
+        let seconds = interval.timeInterval
         move { UnixTime.clamped($0, adding: seconds) }
     }
 
     /// Sets the clock to `date`, forward or back, and plays what falls due. A date past year
-    /// 9999 (`.distantFuture`) or before 1970 is held to the nearest end of
+    /// 9999 (`.distantFuture` is year 4001, inside) or before 1970 is held to the nearest end of
     /// ``UnixTime/range``, a NaN to 1970 (``UnixTime/clamped(_:)``); nothing traps.
     ///
     /// Set back, the clock undoes nothing: what was played stays played, and a date the server

@@ -4,16 +4,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A date from outside: a payload's Live Activity dates, `apns-expiration`, the time a test or
-/// the control API sets the clock to, a provider token's `iat`. Whole seconds since 1970,
-/// within ``range``: from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z, the last second RFC 3339
-/// can write. Every such number enters through this type, so no later conversion or
-/// arithmetic on it can trap, and every date the product writes is valid RFC 3339.
+/// A date from outside: a payload's Live Activity dates, the time a test or the control API
+/// sets the clock to, a provider token's `iat`, an unregistration date. Whole seconds since
+/// 1970, within ``range``: from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z, the last second
+/// RFC 3339 can write. Every such number enters through this type, so no later conversion or
+/// arithmetic on it can trap. (`apns-expiration` is a `UInt32`, inside the range by its type.)
 ///
 /// ```swift
 /// UnixTime(seconds: 1_767_225_600)?.date      // 2026-01-01T00:00:00Z
 /// UnixTime(seconds: .max)                     // nil: no phone could use it
-/// UnixTime.clamped(.distantFuture)            // 9999-12-31T23:59:59Z
+/// UnixTime(clamping: Date(timeIntervalSince1970: 1e300))   // 9999-12-31T23:59:59Z
 /// ```
 public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The seconds since 1970 a date from outside may be: 1970 to the end of year 9999.
@@ -73,8 +73,8 @@ public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// `date` held within ``range`` (to the last instant a `Date` can hold before year 10000,
     /// which RFC 3339 writes 9999-12-31T23:59:59.99997Z); NaN becomes the first second. What
-    /// the clock does with a date a test sets, and what every date the product writes goes
-    /// through.
+    /// the clock does with a date a test sets. (Writing a date, `Timestamp` holds it within
+    /// the years RFC 3339 can write, 0000 to 9999, on its own.)
     public static func clamped(_ date: Date) -> Date {
         let interval = date.timeIntervalSince1970
         guard interval >= Double(range.lowerBound) else { return earliest.date }
@@ -90,9 +90,11 @@ public struct UnixTime: Hashable, Comparable, Sendable, CustomStringConvertible 
         guard interval.isFinite, interval > 0 else { return clamped(date) }
         return clamped(Date(timeIntervalSince1970: min(clamped(date).timeIntervalSince1970 + interval, 3e11)))
     }
+}
 
-    /// `duration` in seconds, as a `TimeInterval` (no conversion of it can trap).
-    public static func interval(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`: no `Duration` a test gives can trap it.
+    package var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -19,8 +19,8 @@ struct ConnectionTimeouts: Sendable {
 extension Duration {
     /// The duration in seconds, as a person writes it ("10", "0.5").
     var secondsText: String {
-        let value = Double(components.seconds) + Double(components.attoseconds) / 1e18
-        return value == value.rounded() ? String(Int(value)) : String(value)
+        let value = timeInterval
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// The duration as a person says it: "1 second", "10 seconds", "0.5 seconds".
