@@ -6,6 +6,9 @@
 /// first time a phone is described or a push looked up by unique id, and kept from then on,
 /// one token look-up per push (each push points to its token's previous one), until a reset.
 /// It holds as many pushes as the history retains, each forgotten as the history drops it.
+/// Kept from the first push instead, it cut `Scripts/bench.sh`'s `binary ingest` row from 3.3
+/// to 0.8 million notifications a second (2026-12-06): a server whose tests describe no phone
+/// must not pay for it.
 struct PushIndex {
     /// Whether it is kept: from the first describe or look-up to the next reset.
     private(set) var isActive = false
