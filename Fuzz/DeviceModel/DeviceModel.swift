@@ -237,9 +237,9 @@ private func send(_ headers: [(String, String)], _ fields: [String: String], _ b
     let stream = TLSStream(plaintextSocket: sockets[0])
     let connection = TLSListener.Connection(stream: stream, info: info, listener: listener)
     if http1 {
-        HTTP2Connection(connection: connection, context: context) { PlaintextSession(delegate: $0) }.run()
+        HTTP2Connection(connection: connection, context: context) { PlaintextSession(delegate: $0) }.run(on: connection)
     } else {
-        HTTP2Connection(connection: connection, context: context).run()
+        HTTP2Connection(connection: connection, context: context).run(on: connection)
     }
     close(sockets[1])
 }

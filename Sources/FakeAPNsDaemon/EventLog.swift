@@ -254,7 +254,9 @@ final class EventLog: @unchecked Sendable {
         func line(_ name: String, _ object: JSONValue) -> String {
             #"{"event":""# + name + #"","# + object.serialized().dropFirst()
         }
-        func connection(_ info: ConnectionInfo, _ listener: ListenerKind) -> JSONValue {
+        func connection(
+            _ info: ConnectionInfo, _ listener: ListenerKind, _ extra: [JSONObject.Element] = []
+        ) -> JSONValue {
             var members: [JSONObject.Element] = [
                 (key: "listener", value: .string(listener.rawValue)), (key: "connection", value: .int(info.id)),
                 (key: "peer", value: .string(info.peer)), (key: "tls", value: .string(info.tlsVersion)),
@@ -263,7 +265,7 @@ final class EventLog: @unchecked Sendable {
             if let certificate = info.clientCertificate {
                 members.append((key: "clientSubject", value: .string(certificate.subject)))
             }
-            return .object(JSONObject(members))
+            return .object(JSONObject(members + extra))
         }
         switch event {
         case .accepted(let batch):
@@ -274,6 +276,9 @@ final class EventLog: @unchecked Sendable {
             return [line("connection-opened", connection(info, listener))]
         case .connectionClosed(let info, let listener):
             return [line("connection-closed", connection(info, listener))]
+        case .connectionRule(let info, let listener, let rule):
+            let rule: [JSONObject.Element] = [(key: "rule", value: .string(rule.name)), (key: "detail", value: .string(rule.detail))]
+            return [line("connection-rule", connection(info, listener, rule))]
         case .handshakeFailed(let peer, let listener, let reason):
             return [line("handshake-failed", ["listener": .string(listener.rawValue), "peer": .string(peer), "reason": .string(reason)])]
         case .connectionRefused(let peer, let listener, let reason):
@@ -321,6 +326,8 @@ final class EventLog: @unchecked Sendable {
             return ["\(now) \(listener) connection \(info.id) opened from \(info.peer) (\(info.transport == .tls ? info.tlsVersion : "plaintext")\(info.clientCertificate.map { ", \($0.subject)" } ?? ""))"]
         case .connectionClosed(let info, let listener):
             return ["\(now) \(listener) connection \(info.id) closed"]
+        case .connectionRule(let info, let listener, let rule):
+            return ["\(now) \(listener) connection \(info.id) \(rule.detail)"]
         case .handshakeFailed(let peer, let listener, let reason):
             return ["\(now) \(listener) handshake from \(peer) failed: \(reason)"]
         case .connectionRefused(let peer, let listener, let reason):

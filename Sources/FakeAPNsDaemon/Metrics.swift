@@ -11,6 +11,7 @@ public final class Metrics: Sendable {
         var handshakeFailures: [String: Int] = [:]
         /// Keyed by the labels, `listener="…",reason="…"`.
         var refused: [String: Int] = [:]
+        var connectionRules: [String: Int] = [:]
         var feedbackReads = 0
         var feedbackTuples = 0
         var channelsCreated = 0
@@ -44,6 +45,8 @@ public final class Metrics: Sendable {
                 counts.open[listener.rawValue, default: 0] += 1
             case .connectionClosed(_, let listener):
                 counts.open[listener.rawValue, default: 0] -= 1
+            case .connectionRule(_, let listener, let rule):
+                counts.connectionRules["listener=\"\(listener.rawValue)\",rule=\"\(rule.name)\"", default: 0] += 1
             case .handshakeFailed(_, let listener, _):
                 counts.handshakeFailures[listener.rawValue, default: 0] += 1
             case .connectionRefused(_, let listener, let reason):
@@ -90,6 +93,9 @@ public final class Metrics: Sendable {
         family("fakeapns_connections_refused_total", "counter",
                "Connections closed as soon as accepted, by listener and reason (a connection limit, or no descriptor, thread or TLS state).",
                counts.refused.sorted { $0.key < $1.key })
+        family("fakeapns_connection_rules_total", "counter",
+               "Provider API connections a connection rule throttled (a stream limit of 1 after a refusal), ended after refusals or retired, by listener and rule.",
+               counts.connectionRules.sorted { $0.key < $1.key })
         family("fakeapns_feedback_reads_total", "counter", "Connections that read the feedback service.",
                [("", counts.feedbackReads)])
         family("fakeapns_feedback_tuples_delivered_total", "counter", "Feedback tuples delivered.",

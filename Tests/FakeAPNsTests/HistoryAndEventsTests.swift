@@ -65,6 +65,7 @@ final class HistoryAndEventsTests: XCTestCase {
             let name = switch event {
             case .connectionOpened(_, let listener): "opened \(listener)"
             case .connectionClosed(_, let listener): "closed \(listener)"
+            case .connectionRule(_, let listener, let rule): "rule \(listener): \(rule.name)"
             case .handshakeFailed(_, let listener, _): "handshake failed \(listener)"
             case .connectionRefused(_, let listener, let reason): "refused \(listener): \(reason)"
             case .accepted(let batch): "accepted \(batch.map(\.sequenceNumber))"

@@ -20,6 +20,23 @@ struct HTTP2Context: Sendable {
     let tokenSightings: ProviderTokenSightings
     /// The listener serves channel management only: every other path is `BadPath`.
     let managementOnly: Bool
+    /// What a connection costs a sender that errs, and how long it lives.
+    var rules = ProviderConnectionRules()
+    /// Hears when a rule throttled or ended a connection (the server's events).
+    var onRule: @Sendable (ConnectionInfo, ProviderConnectionRules.Event) -> Void = { _, _ in }
+}
+
+/// What an ``HTTP2Connection`` needs of the transport it runs on: its socket's writes, and its
+/// listener's pauses and stop. A TLS or plaintext connection is one; a test's memory another.
+protocol HTTP2ConnectionHost {
+    /// Writes all of `bytes`; throws when the connection is gone.
+    func write(_ bytes: [UInt8]) throws
+    /// Reads nothing for `duration` (a fault's delay); false when the server stopped meanwhile.
+    func pause(_ duration: Duration) -> Bool
+    /// Whether the server is stopping.
+    var isStopping: Bool { get }
+    /// Whether the connection may read on (false once a stopping server's drain is over).
+    var mayKeepReading: Bool { get }
 }
 
 /// One connection to the HTTP/2 provider API: nghttp2 frames the streams; each complete
@@ -30,9 +47,14 @@ struct HTTP2Context: Sendable {
 /// A GOAWAY, whoever sends it (a fault rule, the server stopping, nghttp2 defending the
 /// connection), names the last stream processed: nothing received on a stream above it is
 /// queued or recorded, so a client may send those requests again on another connection.
+///
+/// The connection is a state machine apart from its socket: bytes in (``received(_:)``),
+/// bytes out through its ``HTTP2ConnectionHost``, and what the loop around it does next
+/// (``Next``). The rules of ``ProviderConnectionRules`` live here; `run()`
+/// (HTTP2ConnectionLoop.swift) is the loop a listener's thread runs.
 final class HTTP2Connection: HTTP2SessionDelegate {
     /// The stream limit APNs announces once a connection may send freely.
-    static let openStreamLimit: UInt32 = 1000
+    static let openStreamLimit: UInt32 = StreamLimit.cap
     /// SETTINGS_MAX_HEADER_LIST_SIZE as APNs announces it, and as this server holds to: a
     /// request whose header list is larger is answered 431 and judged on nothing else. The
     /// fields of a stream are kept up to it, so one costs at most 24 KB of text (invalid UTF-8
@@ -48,7 +70,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// Body bytes kept per stream: one more than the largest payload, enough to answer 413.
     private let bodyLimit: Int
 
-    private let connection: TLSListener.Connection
+    private let host: any HTTP2ConnectionHost
     let context: HTTP2Context
     // Only the connection's thread touches what follows, several times per request:
     // `@exclusivity(unchecked)` spares each access the runtime's exclusivity check.
@@ -79,7 +101,14 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var payloads = PayloadArena()
     /// The shared fields the last accepted push got (see `sharedFields`).
     @exclusivity(unchecked) private var lastShared: PushNotification.HTTP2Fields.Shared?
-    @exclusivity(unchecked) private var streamsOpened = false
+    /// The stream limit announced last.
+    @exclusivity(unchecked) private var announcedLimit: UInt32 = 0
+    /// Refusals counted against ``ProviderConnectionRules/errorLimit``.
+    @exclusivity(unchecked) private var refusalCount = RefusalCount()
+    /// Requests handled, for ``ProviderConnectionRules/requestsPerConnection``.
+    @exclusivity(unchecked) private var requestsHandled = 0
+    /// When the connection is retired (``ProviderConnectionRules/connectionLifetime``).
+    let retiresAt: ContinuousClock.Instant?
     /// When the bytes of this round were read: the arrival time of the pushes they complete,
     /// read once a round (as the gateway does a batch), not once a request.
     @exclusivity(unchecked) private(set) var roundReadAt: Date
@@ -95,74 +124,124 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     @exclusivity(unchecked) private var owedGoAway: (errorCode: UInt32, debugData: [UInt8])?
     /// The connection closes at the end of this round.
     @exclusivity(unchecked) private var closing = false
+    /// The connection closes without a drain (a fault closing it).
+    @exclusivity(unchecked) private var closesAbruptly = false
+    /// The session reported a protocol error: it reads nothing more.
+    @exclusivity(unchecked) private var sessionFailed = false
 
     init(
-        connection: TLSListener.Connection, context: HTTP2Context,
+        host: any HTTP2ConnectionHost, info: ConnectionInfo, context: HTTP2Context,
         framing: @escaping (any HTTP2SessionDelegate) throws -> any RequestFraming = {
             try NGHTTP2Session(server: true, delegate: $0)
         }
     ) {
-        self.connection = connection
+        self.host = host
         self.context = context
         self.makeSession = framing
-        self.info = connection.info
+        self.info = info
         self.tokens = ProviderTokenSession()
         self.roundReadAt = context.clock.currentDate
         self.bodyLimit = max(context.validator.maximumPayloadSize, context.validator.maximumVoIPPayloadSize) + 1
+        self.retiresAt = context.rules.connectionLifetime.map { ContinuousClock.now.advanced(by: max($0, .zero)) }
     }
 
-    func run() {
+    /// What the loop around the connection does next.
+    enum Next: Equatable {
+        /// Reads more (at most until ``HTTP2Connection/retiresAt``).
+        case read
+        /// A GOAWAY left: reads for a short while, so that a client still writing reads the
+        /// answers to what was accepted instead of a reset, then closes.
+        case drain
+        /// Closes the connection now.
+        case close
+    }
+
+    /// How long a connection that sent GOAWAY goes on reading before it closes, unless the
+    /// client closes first.
+    static let drainTime: Duration = .seconds(1)
+
+    /// Makes the session and sends the server's SETTINGS. `.close` when that failed.
+    func start() -> Next {
         do {
             session = try makeSession(self)
         } catch {
-            return
+            return .close
         }
-        // The session holds this connection strongly: dropping it ends the cycle.
-        defer { session = nil }
         let tokenAuthentication = if case .token = context.authentication { true } else { false }
         // As APNs: with token authentication one stream until a request succeeds.
+        announcedLimit = tokenAuthentication ? 1 : Self.openStreamLimit
         session.submitSettings([
             (Int32(NGHTTP2Settings.headerTableSize), 4096),
-            (Int32(NGHTTP2Settings.maxConcurrentStreams), tokenAuthentication ? 1 : Self.openStreamLimit),
+            (Int32(NGHTTP2Settings.maxConcurrentStreams), announcedLimit),
             (Int32(NGHTTP2Settings.initialWindowSize), 65_535),
             (Int32(NGHTTP2Settings.maxFrameSize), 16_384),
             (Int32(NGHTTP2Settings.maxHeaderListSize), UInt32(Self.headerListSizeLimit)),
         ])
-        streamsOpened = !tokenAuthentication
-        var buffer = ReadBuffer()
-        defer { buffer.deallocate() }
-        guard flush() else { return }
-        while true {
-            let read: TLSListener.Connection.Read
-            do {
-                read = try connection.read(into: &buffer, insideFrame: !session.isBetweenMessages)
-            } catch {
-                return
-            }
-            switch read {
-            case .bytes:
-                break
-            case .end:
-                if connection.listener.isStopping { sayGoodbye(.shutdown) }
-                return
-            case .timedOut:
-                if session.isBetweenMessages { sayGoodbye(.idleTimeout) }
-                return
-            }
-            var protocolError = false
-            roundReadAt = context.clock.currentDate
-            buffer.withReadable { bytes in
-                do {
-                    try session.receive(bytes)
-                } catch {
-                    protocolError = true
-                }
-            }
-            buffer.consume(buffer.count)
-            guard flush(), !protocolError, !closing, session.isAlive else { return }
-            if !connection.listener.mayKeepReading { return sayGoodbye(.shutdown) }
-        }
+        return flush() ? .read : .close
     }
+
+    /// Ends the connection's cycle with its session (the session holds it strongly).
+    func finish() {
+        session = nil
+    }
+
+    /// Handles the bytes of one read: every request they complete is answered, in one write.
+    func received(_ bytes: UnsafeRawBufferPointer) -> Next {
+        roundReadAt = context.clock.currentDate
+        do {
+            try session.receive(bytes)
+        } catch {
+            sessionFailed = true
+        }
+        if let requests = context.rules.requestsPerConnection, requestsHandled >= max(requests, 1), !closing {
+            retire("served \(requestsHandled) requests")
+        }
+        guard flush() else { return .close }
+        if closesAbruptly { return .close }
+        if closing || sessionFailed || !session.isAlive { return .drain }
+        if !host.mayKeepReading {
+            sayGoodbye(.shutdown)
+            return .close
+        }
+        return .read
+    }
+
+    /// Handles what came during the drain: the session reads it while it still can (window
+    /// updates let the last answers out; new streams are above the GOAWAY's last stream and
+    /// ignored); otherwise it is discarded.
+    func drained(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !sessionFailed, session.isAlive else { return true }
+        roundReadAt = context.clock.currentDate
+        do {
+            try session.receive(bytes)
+        } catch {
+            sessionFailed = true
+        }
+        return flush()
+    }
+
+    /// The client ended the connection, or the listener ended the reads (the server stops).
+    func readEnded() -> Next {
+        if host.isStopping { sayGoodbye(.shutdown) }
+        return .close
+    }
+
+    /// No byte came in time: retired past its lifetime, idle past the idle timeout (between
+    /// frames), or stalled inside a frame.
+    func readTimedOut() -> Next {
+        if let retiresAt, ContinuousClock.now >= retiresAt {
+            retire("lived \(context.rules.connectionLifetime.map { "\($0)" } ?? "")")
+            return flush() ? .drain : .close
+        }
+        if session.isBetweenMessages {
+            sayGoodbye(.idleTimeout)
+            return .drain
+        }
+        return .close
+    }
+
+    /// Whether the client rests between messages (then a quiet connection is idle).
+    var isBetweenMessages: Bool { session.isBetweenMessages }
 
     /// How a connection ends when the server stops (`.shutdown`: its listener ends the reads,
     /// at once or after a while for a client that keeps sending, and gives it a moment) or it
@@ -171,6 +250,13 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     private func sayGoodbye(_ reason: APNsReason) {
         goAway(errorCode: 0, debugData: Self.errorBody(reason))
         _ = flush()
+    }
+
+    /// Retires the connection as APNs does after hours: GOAWAY `Shutdown`, answering what it
+    /// accepted.
+    private func retire(_ why: String) {
+        goAway(errorCode: 0, debugData: Self.errorBody(.shutdown))
+        context.onRule(info, .retired(why))
     }
 
     /// Writes what the round produced, in one TLS write: every frame nghttp2 has queued, then
@@ -190,7 +276,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
                 try session.takeOutput(appendingTo: &output)
             }
             deliver()
-            if !output.isEmpty { try connection.stream.write(output) }
+            if !output.isEmpty { try host.write(output) }
             return true
         } catch {
             return false
@@ -266,6 +352,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
 
     func streamEnded(_ stream: Int32) {
         guard stream <= streamCeiling, let slot = streams.slot(of: stream) else { return }
+        requestsHandled += 1
         var request = streams.remove(at: slot)
         request.body.withUnsafeBytes { body in
             if request.headerListSize > Self.headerListSizeLimit {
@@ -297,6 +384,17 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         info = info.carrying(transport)
     }
 
+    /// A stream over the concurrent-stream limit: the session refused it alone; with
+    /// ``ProviderConnectionRules/StreamLimitViolation/goAway`` a client that broke a limit it
+    /// had acknowledged loses the connection, as APNs was seen to answer.
+    func streamRefused(_ stream: Int32, pastAcknowledged: Bool) {
+        guard pastAcknowledged, context.rules.streamLimitViolation == .goAway, !closing else { return }
+        goAway(errorCode: Self.protocolError, debugData: Array(Self.streamLimitViolated.utf8))
+    }
+
+    /// APNs's GOAWAY debug data for a stream over the limit (jchambers/pushy #356, 2016).
+    static let streamLimitViolated = "Maximum active streams violated for this endpoint."
+
     func oldStreamIDUsed(_ stream: Int32, highest: Int32) {
         // A connection already ending (a fault closing it, a GOAWAY owed) ends as it would.
         guard !closing else { return }
@@ -319,6 +417,9 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .success(let authority):
             topics = authority
         case .failure(let refusal):
+            if refusal.reason == .badCertificateEnvironment && context.rules.certificateEnvironmentGoAway {
+                return endForCertificateEnvironment(stream, fields, body, refusal.detail)
+            }
             return refuse(
                 stream, fields, body, refusal.reason, refusal.detail,
                 deviceToken: fields.pathDeviceToken)
@@ -388,7 +489,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         let verdict = judge(false)
         guard case .delay(let duration) = verdict else { return verdict }
         _ = flush()
-        return connection.listener.pause(duration) ? judge(true) : .stopped
+        return host.pause(duration) ? judge(true) : .stopped
     }
 
     /// What a fault rule's action does to a request, the same on every API: `answer` refuses
@@ -414,6 +515,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
             // The answers to what came before leave; nothing after is handled.
             streamCeiling = 0
             closing = true
+            closesAbruptly = true
         case .delay:
             // Delays come as the verdict `.delay`, waited out before the action is asked for.
             stoppedDuringDelay(stream)
@@ -451,11 +553,54 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         }
     }
 
-    /// As APNs: with token authentication, more streams once a request succeeds.
+    /// A certificate for the other environment, as clients saw APNs end it: GOAWAY naming
+    /// stream 0, `{"reason":"BadCertificateEnvironment"}`, no answer on the stream. The
+    /// request is recorded as refused (no answer sent, the connection closed).
+    private func endForCertificateEnvironment(
+        _ stream: Int32, _ fields: RequestHeaderFields, _ body: UnsafeRawBufferPointer, _ detail: String
+    ) {
+        var refusal = [
+            Rejection(
+                answer: .reason(.badCertificateEnvironment), reason: nil, detail: detail, cause: .malformed,
+                responseSent: false, connectionClosed: true, deviceToken: fields.pathDeviceToken,
+                payload: body.isEmpty ? nil : Payload(copying: body), format: .http2, apnsID: fields.clientAPNsID,
+                topic: fields.topic, unregisteredAt: nil, connection: info, receivedAt: roundReadAt)
+        ]
+        context.intake.append(rejections: &refusal)
+        streamCeiling = 0
+        goAwayLastStream = 0
+        owedGoAway = (0, Self.errorBody(.badCertificateEnvironment))
+        closing = true
+        context.onRule(info, .endedAfterRefusals(1, reason: APNsReason.badCertificateEnvironment.rawValue))
+    }
+
+    /// As APNs: more streams once a request succeeds (with token authentication, the first;
+    /// after a refusal, the next).
     func openStreams() {
-        if !streamsOpened {
-            streamsOpened = true
-            session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), Self.openStreamLimit)])
+        if announcedLimit != Self.openStreamLimit {
+            announceStreamLimit(Self.openStreamLimit)
+        }
+    }
+
+    private func announceStreamLimit(_ limit: UInt32) {
+        announcedLimit = limit
+        session.submitSettings([(Int32(NGHTTP2Settings.maxConcurrentStreams), limit)])
+    }
+
+    /// What a refusal costs the connection, as Apple documents: any 4xx but 410 slows it to
+    /// one stream until the next success, and too many in a window end it with GOAWAY naming
+    /// the last refusal's reason.
+    private func refusalAnswered(_ reason: APNsReason) {
+        guard (400..<500).contains(reason.status), reason != .unregistered, !closing else { return }
+        let rules = context.rules
+        if refusalCount.exceeds(rules, counting: reason, at: roundReadAt) {
+            goAway(errorCode: 0, debugData: Self.errorBody(reason))
+            context.onRule(info, .endedAfterRefusals(refusalCount.total, reason: reason.rawValue))
+            return
+        }
+        if rules.throttleAfterRefusal && announcedLimit != 1 {
+            announceStreamLimit(1)
+            context.onRule(info, .throttled(reason: reason.rawValue))
         }
     }
 
@@ -511,6 +656,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         session.submitResponse(
             stream, headers: [(":status", String(reason.status)), ("content-type", "application/json"), ("apns-id", apnsID)],
             body: Self.errorBody(reason, unregisteredAt: unregisteredAt))
+        refusalAnswered(reason)
         record(
             stream, body, validated: validated, deviceToken: deviceToken, reason: reason, label: nil, detail: detail,
             cause: cause, responseSent: true, closed: closes, apnsID: apnsID, topic: validated?.topic ?? fields.topic,

@@ -28,6 +28,10 @@ protocol HTTP2SessionDelegate: AnyObject {
     func oldStreamIDUsed(_ stream: Int32, highest: Int32)
     /// A plaintext connection's first bytes said which protocol it speaks.
     func transportChosen(_ transport: ConnectionTransport)
+    /// A server's peer opened `stream` over the stream limit in force (``StreamLimit``); the
+    /// session has queued RST_STREAM REFUSED_STREAM for it and reports nothing else of it.
+    /// `pastAcknowledged`: over a limit the peer had acknowledged.
+    func streamRefused(_ stream: Int32, pastAcknowledged: Bool)
 }
 
 extension HTTP2SessionDelegate {
@@ -36,6 +40,7 @@ extension HTTP2SessionDelegate {
     func goAwaySent(lastStream: Int32) {}
     func oldStreamIDUsed(_ stream: Int32, highest: Int32) {}
     func transportChosen(_ transport: ConnectionTransport) {}
+    func streamRefused(_ stream: Int32, pastAcknowledged: Bool) {}
 }
 
 /// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
@@ -68,6 +73,16 @@ final class NGHTTP2Session: RequestFraming {
     private var streamsWithBody: Set<Int32> = []
 
     private let isServer: Bool
+    /// A server's stream limit, as announced and acknowledged; this session enforces it.
+    private(set) var streamLimit = StreamLimit()
+    /// The peer's streams open now (their request began and they have not closed).
+    private var openPeerStreams = 0
+    /// The stream limits of SETTINGS frames queued and not yet written, oldest first: nghttp2
+    /// is given no limit (it would end the connection over one), and the frame it writes gets
+    /// the announced value in place of ``unlimitedStreams``.
+    private var limitsToWrite: [UInt32] = []
+    /// What nghttp2 is told a server's stream limit is: HTTP/2's initial value, none.
+    private static let unlimitedStreams = UInt32.max
     /// Where a server's peer is in its byte stream: between frames or inside one.
     private var boundary = HTTP2FrameBoundary()
     /// The highest stream id a HEADERS frame of the peer named.
@@ -117,10 +132,65 @@ final class NGHTTP2Session: RequestFraming {
         nghttp2_session_del(session)
     }
 
-    /// Queues a SETTINGS frame.
+    /// Queues a SETTINGS frame. A server's stream limit is announced to the peer and enforced
+    /// by this session (see ``StreamLimit``).
     func submitSettings(_ settings: [(id: Int32, value: UInt32)]) {
-        var entries = settings.map { nghttp2_settings_entry(settings_id: $0.id, value: $0.value) }
-        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        var limits: [UInt32] = []
+        var entries = settings.map { setting in
+            guard isServer, Int(setting.id) == NGHTTP2Settings.maxConcurrentStreams else {
+                return nghttp2_settings_entry(settings_id: setting.id, value: setting.value)
+            }
+            limits.append(setting.value)
+            return nghttp2_settings_entry(settings_id: setting.id, value: Self.unlimitedStreams)
+        }
+        guard nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count) == 0,
+            isServer
+        else { return }
+        limitsToWrite += limits
+        // The last value of a frame is the one the peer holds to.
+        streamLimit.announced(limits.last)
+    }
+
+    /// Writes the announced stream limits over the value nghttp2 wrote in the SETTINGS frames
+    /// of `output` from `start`, which begins with a whole frame.
+    private func writeStreamLimits(in output: inout [UInt8], from start: Int) {
+        var frame = start
+        while frame + 9 <= output.count, !limitsToWrite.isEmpty {
+            let length = Int(output[frame]) << 16 | Int(output[frame + 1]) << 8 | Int(output[frame + 2])
+            let payload = frame + 9
+            guard payload + length <= output.count else { return }
+            // SETTINGS (type 4) without ACK: entries of a 16-bit id and a 32-bit value.
+            if output[frame + 3] == 4 && output[frame + 4] & 1 == 0 {
+                var entry = payload
+                while entry + 6 <= payload + length, !limitsToWrite.isEmpty {
+                    let id = Int(output[entry]) << 8 | Int(output[entry + 1])
+                    if id == NGHTTP2Settings.maxConcurrentStreams {
+                        let value = limitsToWrite.removeFirst()
+                        for index in 0..<4 { output[entry + 2 + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * index)) }
+                    }
+                    entry += 6
+                }
+            }
+            frame = payload + length
+        }
+    }
+
+    /// Whether a request beginning on `stream` is within the stream limit; one that is not is
+    /// refused with RST_STREAM REFUSED_STREAM and reported to the delegate.
+    fileprivate func requestBegins(_ stream: Int32) -> Bool {
+        let admission = streamLimit.admits(open: openPeerStreams)
+        openPeerStreams += 1
+        guard case .refused(let pastAcknowledged) = admission else { return true }
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, Self.refusedStream)
+        delegate.streamRefused(stream, pastAcknowledged: pastAcknowledged)
+        return false
+    }
+
+    /// RST_STREAM's REFUSED_STREAM: the request was not processed, and may be sent again.
+    static let refusedStream: UInt32 = 7
+
+    fileprivate func peerStreamClosed(_ stream: Int32) {
+        if isServer, stream & 1 == 1, openPeerStreams > 0 { openPeerStreams -= 1 }
     }
 
     /// Queues a response: headers, and the body (as DATA ending the stream) when not empty.
@@ -202,6 +272,8 @@ final class NGHTTP2Session: RequestFraming {
     /// Appends everything nghttp2 wants to send now to `output`: a connection reuses one
     /// buffer, and sends every frame of a round in one TLS write.
     func takeOutput(appendingTo output: inout [UInt8]) throws {
+        let start = output.count
+        defer { if !limitsToWrite.isEmpty { writeStreamLimits(in: &output, from: start) } }
         while true {
             var data: UnsafePointer<UInt8>?
             let length = fakeapns_h2_mem_send(session, &data)
@@ -228,6 +300,7 @@ final class NGHTTP2Session: RequestFraming {
             throw HTTP2Error("HTTP2-Settings: \(String(cString: nghttp2_strerror(result)))")
         }
         highestPeerStream = max(highestPeerStream, 1)
+        openPeerStreams += 1
     }
 
     /// Whether the session still reads or writes; false once both sides are done (after GOAWAY).
@@ -262,7 +335,15 @@ final class NGHTTP2Session: RequestFraming {
             }
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
                 guard let frame, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
-                NGHTTP2Session.withDelegate(userData) { $0.streamBegan(frame.pointee.hd.stream_id) }
+                let stream = frame.pointee.hd.stream_id
+                Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { owner in
+                    if owner.isServer, frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST,
+                        !owner.requestBegins(stream)
+                    {
+                        return
+                    }
+                    owner.delegate.streamBegan(stream)
+                }
                 return 0
             }
             nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
@@ -291,6 +372,10 @@ final class NGHTTP2Session: RequestFraming {
                         if endsStream { delegate.streamEnded(header.stream_id) }
                     case NGHTTP2_DATA.rawValue:
                         if endsStream { delegate.streamEnded(header.stream_id) }
+                    case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
+                        Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
+                            $0.streamLimit.acknowledgedOne()
+                        }
                     case NGHTTP2_GOAWAY.rawValue:
                         let goAway = frame.pointee.goaway
                         let debug = goAway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len)) } ?? []
@@ -319,6 +404,7 @@ final class NGHTTP2Session: RequestFraming {
                 fakeapns_h2_release_stream_body(session, stream)
                 Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { owner in
                     if !owner.streamsWithBody.isEmpty { owner.streamsWithBody.remove(stream) }
+                    owner.peerStreamClosed(stream)
                 }
                 NGHTTP2Session.withDelegate(userData) { $0.streamClosed(stream, errorCode: errorCode) }
                 return 0

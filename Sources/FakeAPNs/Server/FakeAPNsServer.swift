@@ -109,6 +109,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The most delivery-log entries the device model keeps per phone (default 1,000); the
         /// oldest go first.
         public var deviceLogLimit: Int = 1000
+        /// What a provider API connection costs a sender that errs (a stream limit of 1 after a
+        /// refusal, GOAWAY after too many) and how long it lives; Apple's behaviour by default.
+        public var connectionRules = ProviderConnectionRules()
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -410,19 +413,25 @@ public final class FakeAPNsServer: @unchecked Sendable {
         if case .token(let keys) = configuration.authentication {
             verifier = ProviderTokenVerifier(keys: keys)
         }
-        let http2Context = HTTP2Context(
+        var context2 = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
             policy: policy, intake: intake, clock: clock, tokenSightings: tokenSightings,
             managementOnly: kind == .channels)
+        context2.rules = configuration.connectionRules
+        if let onEvent = configuration.onEvent {
+            context2.onRule = { info, event in onEvent(.connectionRule(info, listener: kind, event)) }
+        }
+        let http2Context = context2
         return TLSListener(
             name: kind.rawValue, host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),
             onConnection: connectionChanged(kind)
         ) { connection in
             if kind == .plaintext {
-                HTTP2Connection(connection: connection, context: http2Context) { PlaintextSession(delegate: $0) }.run()
+                HTTP2Connection(connection: connection, context: http2Context) { PlaintextSession(delegate: $0) }
+                    .run(on: connection)
             } else {
-                HTTP2Connection(connection: connection, context: http2Context).run()
+                HTTP2Connection(connection: connection, context: http2Context).run(on: connection)
             }
         }
     }

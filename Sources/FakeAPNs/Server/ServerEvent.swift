@@ -5,6 +5,9 @@ public enum ServerEvent: Sendable {
     case connectionOpened(ConnectionInfo, listener: ListenerKind)
     /// A client's connection ended.
     case connectionClosed(ConnectionInfo, listener: ListenerKind)
+    /// A connection rule throttled or ended a provider API connection
+    /// (``FakeAPNsServer/Configuration/connectionRules``).
+    case connectionRule(ConnectionInfo, listener: ListenerKind, ProviderConnectionRules.Event)
     /// A client connected but the TLS handshake failed.
     case handshakeFailed(peer: String, listener: ListenerKind, reason: String)
     /// A listener closed a connection as soon as it accepted it, for want of room (a

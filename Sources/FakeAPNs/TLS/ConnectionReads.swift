@@ -17,14 +17,17 @@ extension TLSListener.Connection {
     private static let batchSize = 64 * 1024
 
     /// Reads the next bytes into `buffer`, waiting at most the frame timeout when
-    /// `insideFrame` (or inside a TLS record) and the idle timeout otherwise.
+    /// `insideFrame` (or inside a TLS record) and the idle timeout otherwise, and never past
+    /// `deadline` (then `.timedOut`).
     ///
     /// A read blocks in OpenSSL for the socket's short receive timeout; a connection still
     /// quiet then rests: an empty `buffer`, OpenSSL's buffers and the stack below this call (a
     /// handshake or a burst of requests went deeper) are given back, and the rest of the wait
     /// happens outside OpenSSL. An idle connection keeps only its TLS state and a few pages of
     /// stack.
-    func read(into buffer: inout ReadBuffer, insideFrame: Bool) throws -> Read {
+    func read(
+        into buffer: inout ReadBuffer, insideFrame: Bool, until deadline: ContinuousClock.Instant? = nil
+    ) throws -> Read {
         let timeouts = listener.timeouts
         while true {
             buffer.reserve(Self.readSize)
@@ -47,7 +50,11 @@ extension TLSListener.Connection {
             case .quiet:
                 stream.polling.clientAnswersQuickly = false
                 let timeout = insideFrame || stream.holdsReadAhead ? timeouts.frame : timeouts.idle
-                let remaining = timeout.map { $0 - timeouts.receive }
+                var remaining = timeout.map { $0 - timeouts.receive }
+                if let deadline {
+                    let left = deadline - ContinuousClock.now
+                    remaining = min(remaining ?? left, left)
+                }
                 if let remaining, remaining <= .zero { return .timedOut }
                 if buffer.count == 0 { buffer.release() }
                 stream.releaseBuffers()
