@@ -16,6 +16,9 @@ Modes:
                   requests, at once; reads as pipeline
     keep-sending  keeps --window requests outstanding, sending one more whenever one is
                   answered, until GOAWAY, the end of the connection or --seconds
+    over-limit    reads the server's SETTINGS and acknowledges them, then breaks the stream limit
+                  they announce: request 0's headers (its body held back), --count requests at
+                  once, then request 0's body; reads as pipeline
 
 --incomplete N first sends the headers of N requests whose bodies never come.
 
@@ -36,6 +39,7 @@ import time
 import h2.config
 import h2.connection
 import h2.events
+import h2.settings
 
 FRAME_NAMES = {0: "DATA", 1: "HEADERS", 2: "PRIORITY", 3: "RST_STREAM", 4: "SETTINGS", 5: "PUSH_PROMISE",
                6: "PING", 7: "GOAWAY", 8: "WINDOW_UPDATE", 9: "CONTINUATION"}
@@ -85,6 +89,16 @@ class Connection:
         self.answers[stream] = {"index": index, "stream": stream, "status": None, "reason": None, "reset": None,
                                 "apns_id": None, "apns_unique_id": None, "body": b"", "done": False}
         return stream
+
+    def finish(self, stream, index):
+        body = json.dumps({"aps": {"alert": "Message %d" % index}, "n": index}).encode()
+        self.h2.send_data(stream, body, end_stream=True)
+
+    def ignore_stream_limit(self):
+        """Makes python3-h2 open streams past the limit the server announced."""
+        settings = self.h2.remote_settings
+        settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1000
+        settings.acknowledge()
 
     def reset_pair(self):
         stream = self.h2.get_next_available_stream_id()
@@ -170,7 +184,7 @@ def unprocessed(connection, answer):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["pipeline", "rapid-reset", "keep-sending"])
+    parser.add_argument("mode", choices=["pipeline", "rapid-reset", "keep-sending", "over-limit"])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ca", default=None)
@@ -202,6 +216,17 @@ def main():
                     connection.request(sent)
                     sent += 1
                 connection.send()
+    elif options.mode == "over-limit":
+        connection.send()
+        connection.read(lambda: any(frame.startswith("SETTINGS") for frame in connection.frames))
+        connection.send()
+        connection.ignore_stream_limit()
+        first = connection.request(sent, complete=False)
+        for index in range(sent + 1, sent + 1 + options.count):
+            connection.request(index)
+        connection.finish(first, sent)
+        connection.send()
+        connection.read(lambda: connection.outstanding() <= options.incomplete)
     else:
         if options.mode == "rapid-reset":
             connection.request(sent)

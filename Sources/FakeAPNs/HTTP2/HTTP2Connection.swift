@@ -656,11 +656,12 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         session.submitResponse(
             stream, headers: [(":status", String(reason.status)), ("content-type", "application/json"), ("apns-id", apnsID)],
             body: Self.errorBody(reason, unregisteredAt: unregisteredAt))
-        refusalAnswered(reason)
         record(
             stream, body, validated: validated, deviceToken: deviceToken, reason: reason, label: nil, detail: detail,
             cause: cause, responseSent: true, closed: closes, apnsID: apnsID, topic: validated?.topic ?? fields.topic,
             unregisteredAt: unregisteredAt)
+        // After the record: a GOAWAY the refusal brings names its stream as processed.
+        refusalAnswered(reason)
     }
 
     private func record(
