@@ -231,6 +231,7 @@ final class Daemon: Sendable {
         configuration.handshakeTimeout = options.handshakeTimeout
         configuration.frameTimeout = options.frameTimeout
         configuration.idleTimeout = options.idleTimeout
+        configuration.connectionRules = options.connectionRules
         configuration.lint = options.lint
         configuration.deviceLogLimit = options.deviceLogLimit
         if let certificate = options.certificateFile, let key = options.keyFile {

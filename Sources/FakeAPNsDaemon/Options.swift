@@ -44,6 +44,8 @@ public struct Options: Sendable {
     var handshakeTimeout: Duration? = .seconds(10)
     var frameTimeout: Duration? = .seconds(10)
     var idleTimeout: Duration?
+    /// What a provider API connection costs a sender that errs, and how long it lives.
+    var connectionRules = ProviderConnectionRules()
     var log: LogFormat?
     var logFile: String?
     var showHelp = false
@@ -100,6 +102,14 @@ public struct Options: Sendable {
             throw UsageError(description: "\(name) takes a positive count, not '\(text)'")
         }
         return count
+    }
+
+    /// A count, 0 for none (nil).
+    private static func limit(_ name: String, _ text: String) throws -> Int? {
+        guard let count = Int(text), (0...1_000_000_000).contains(count) else {
+            throw UsageError(description: "\(name) takes a count (0 for none), not '\(text)'")
+        }
+        return count == 0 ? nil : count
     }
 
     /// Seconds, fractions allowed; 0 is no limit.
@@ -238,6 +248,41 @@ public struct Options: Sendable {
         },
         Option(flag: "--idle-timeout", argument: "SECONDS", help: "Close a connection idle between notifications or frames for this long (default 0: never, as Apple kept connections for hours).") {
             $0.idleTimeout = try timeout($1, $2)
+        },
+        Option(flag: "--throttle-after-refusal", argument: "on|off", help: "After a refused push (a 4xx other than 410) cut the connection's SETTINGS_MAX_CONCURRENT_STREAMS to 1 until its next accepted push, as Apple documents (default on).") {
+            $0.connectionRules.throttleAfterRefusal = try flag($1, $2)
+        },
+        Option(flag: "--error-limit", argument: "COUNT", help: "End a provider API connection with GOAWAY after this many refusals (4xx but 410) within --error-window (default 1000; 0: never).") {
+            $0.connectionRules.errorLimit = try limit($1, $2)
+        },
+        Option(flag: "--bad-device-token-limit", argument: "COUNT", help: "The same for BadDeviceToken refusals, which Apple says end a connection sooner (default 100; 0: only --error-limit counts them).") {
+            $0.connectionRules.badDeviceTokenLimit = try limit($1, $2)
+        },
+        Option(flag: "--error-window", argument: "SECONDS", help: "The window --error-limit and --bad-device-token-limit count refusals in, on the server's clock (default 60).") {
+            guard let window = try timeout($1, $2) else {
+                throw UsageError(description: "\($1) takes a number of seconds above 0, not '\($2)'")
+            }
+            $0.connectionRules.errorWindow = window
+        },
+        Option(flag: "--stream-limit-violation", argument: "ANSWER", help: "What a stream over the acknowledged SETTINGS_MAX_CONCURRENT_STREAMS meets: refuse (default; RST_STREAM REFUSED_STREAM, RFC 9113) or goaway (GOAWAY \"Maximum active streams violated for this endpoint.\", as APNs was seen to answer).") {
+            switch $2 {
+            case "refuse": $0.connectionRules.streamLimitViolation = .refuseStream
+            case "goaway": $0.connectionRules.streamLimitViolation = .goAway
+            default: throw UsageError(description: "\($1) takes refuse or goaway, not '\($2)'")
+            }
+        },
+        Option(flag: "--bad-certificate-environment", argument: "ANSWER", help: "What a client certificate for the other environment meets: answer (default; 403 BadCertificateEnvironment per request, as Apple documents) or goaway (GOAWAY naming stream 0, as clients saw APNs do).") {
+            switch $2 {
+            case "answer": $0.connectionRules.certificateEnvironmentGoAway = false
+            case "goaway": $0.connectionRules.certificateEnvironmentGoAway = true
+            default: throw UsageError(description: "\($1) takes answer or goaway, not '\($2)'")
+            }
+        },
+        Option(flag: "--connection-lifetime", argument: "SECONDS", help: "Retire a provider API connection after this long with GOAWAY Shutdown, answering what it accepted, as APNs was seen to after hours (default 0: never).") {
+            $0.connectionRules.connectionLifetime = try timeout($1, $2)
+        },
+        Option(flag: "--requests-per-connection", argument: "COUNT", help: "Retire a provider API connection the same way after it served this many requests (default 0: no limit).") {
+            $0.connectionRules.requestsPerConnection = try limit($1, $2)
         },
         Option(flag: "--log", argument: "FORMAT", help: "Event log format: json (default when standard output is not a terminal) or text.") {
             guard let format = LogFormat(rawValue: $2) else {
