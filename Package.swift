@@ -10,12 +10,12 @@ let strictSettings: [SwiftSetting] = [
 /// imports: they call the parsers' internal entry points). Any other build makes programs that
 /// replay inputs given as arguments (Fuzz/Replay). Executables of this package and no product,
 /// so no other package sees them or the daemon's module.
-let fuzzTargets: [Target] = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI", "PlaintextSession", "DeviceModel"].map { name in
+let fuzzTargets: [Target] = ["BinaryDecoder", "HTTP2Request", "ProviderToken", "ControlAPI", "PlaintextSession", "DeviceModel", "HTTP2Connection"].map { name in
     .executableTarget(
         name: "Fuzz\(name)",
         dependencies: ["FakeAPNs", "FuzzReplay"] + (["ControlAPI", "DeviceModel"].contains(name) ? ["FakeAPNsDaemon"] : []),
         path: "Fuzz/\(name)",
-        exclude: ["BinaryDecoder", "PlaintextSession"].contains(name) ? [] : ["dictionary.txt"],
+        exclude: ["BinaryDecoder", "PlaintextSession", "HTTP2Connection"].contains(name) ? [] : ["dictionary.txt"],
         swiftSettings: strictSettings
     )
 } + [
@@ -107,7 +107,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FakeAPNsTests",
-            // FuzzDeviceModel: FuzzRegressionTests replays its seeds through the built program.
+            // FuzzDeviceModel: FuzzRegressionTests replays its seeds through the built program
+            // (as FuzzHTTP2Connection's, which `swift build --build-tests` builds too; a second
+            // dependency would link two `LLVMFuzzerTestOneInput`s into the tests).
             dependencies: ["FakeAPNs", "FakeAPNsTesting", "FakeAPNsTestSupport", "FuzzDeviceModel"],
             swiftSettings: strictSettings
         ),

@@ -7,7 +7,8 @@
 #                                                  2-core machine; fails naming the crash input
 #   Scripts/fuzz.sh reproduce TARGET FILE          replays one input through TARGET
 #
-# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI, PlaintextSession, DeviceModel.
+# Targets: BinaryDecoder, HTTP2Request, ProviderToken, ControlAPI, PlaintextSession, DeviceModel,
+# HTTP2Connection.
 #
 # Each starts from its seeds in Fuzz/corpus/<TARGET>/ (read only) plus what earlier runs found in
 # .build/fuzz/corpus/<TARGET>/, where new inputs go; crash inputs go to .build/fuzz/artifacts/<TARGET>/.
@@ -28,7 +29,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${FUZZ_DIR:-$ROOT/.build/fuzz}"
 # Where SwiftPM puts the targets' executables.
 BIN="$OUT/swiftpm/release"
-TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI PlaintextSession DeviceModel)
+TARGETS=(BinaryDecoder HTTP2Request ProviderToken ControlAPI PlaintextSession DeviceModel HTTP2Connection)
 
 usage() {
     sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -55,6 +56,7 @@ max_len() {
     ControlAPI) echo 4096 ;;
     PlaintextSession) echo 4096 ;;
     DeviceModel) echo 4096 ;;
+    HTTP2Connection) echo 4096 ;;
     esac
 }
 

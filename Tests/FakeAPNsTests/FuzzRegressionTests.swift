@@ -165,20 +165,32 @@ final class FuzzRegressionTests: XCTestCase {
         for failure in try deviceModelSeedFailures({ $0.hasPrefix("issue32-") }) { XCTFail(failure) }
     }
 
-    /// Replays each DeviceModel seed `picked` names through `FuzzDeviceModel`, built beside the
-    /// tests (this target depends on it), one child process a seed, so that a seed that traps
-    /// fails this test and ends nothing else. What went wrong with each seed that failed: its
-    /// name, the fatal error and the first frame in Sources/.
+    /// The HTTP2Connection target's seeds, bytes a provider API connection in memory reads under
+    /// a choice of its rules (the format is at the top of
+    /// Fuzz/HTTP2Connection/HTTP2Connection.swift), each replayed by the target's own program
+    /// with all its invariants: they exit 0.
+    func testHTTP2ConnectionSeeds() throws {
+        for failure in try seedFailures(of: "HTTP2Connection", { _ in true }) { XCTFail(failure) }
+    }
+
     private func deviceModelSeedFailures(_ picked: (String) -> Bool) throws -> [String] {
-        let program = Bundle.main.bundleURL.appendingPathComponent("FuzzDeviceModel").path
+        try seedFailures(of: "DeviceModel", picked)
+    }
+
+    /// Replays each seed of `target` that `picked` names through its program `Fuzz<target>`,
+    /// built beside the tests, one child process a seed, so that a seed that traps fails this
+    /// test and ends nothing else. What went wrong with each seed that failed: its name, the
+    /// fatal error and the first frame in Sources/.
+    private func seedFailures(of target: String, _ picked: (String) -> Bool) throws -> [String] {
+        let program = Bundle.main.bundleURL.appendingPathComponent("Fuzz\(target)").path
         guard FileManager.default.isExecutableFile(atPath: program) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: program])
         }
-        let seeds = try fuzzSeeds("DeviceModel").map(\.name).filter(picked)
+        let seeds = try fuzzSeeds(target).map(\.name).filter(picked)
         XCTAssertFalse(seeds.isEmpty)
         var failures: [String] = []
         for name in seeds {
-            let seed = repositoryRoot.appendingPathComponent("Fuzz/corpus/DeviceModel/\(name)").path
+            let seed = repositoryRoot.appendingPathComponent("Fuzz/corpus/\(target)/\(name)").path
             let run = try runTool(
                 program, [seed], environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"])
             guard run.status != 0 else { continue }
