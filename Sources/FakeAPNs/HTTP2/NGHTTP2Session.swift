@@ -32,6 +32,10 @@ protocol HTTP2SessionDelegate: AnyObject {
     /// session has queued RST_STREAM REFUSED_STREAM for it and reports nothing else of it.
     /// `pastAcknowledged`: over a limit the peer had acknowledged.
     func streamRefused(_ stream: Int32, pastAcknowledged: Bool)
+    /// A server's peer opened `stream` after it had read this side's GOAWAY (it answered the
+    /// PING sent right after it), which RFC 9113 §6.8 forbids; the stream is above the
+    /// GOAWAY's last stream, so nghttp2 ignores it.
+    func streamOpenedAfterGoAway(_ stream: Int32)
 }
 
 extension HTTP2SessionDelegate {
@@ -41,6 +45,7 @@ extension HTTP2SessionDelegate {
     func oldStreamIDUsed(_ stream: Int32, highest: Int32) {}
     func transportChosen(_ transport: ConnectionTransport) {}
     func streamRefused(_ stream: Int32, pastAcknowledged: Bool) {}
+    func streamOpenedAfterGoAway(_ stream: Int32) {}
 }
 
 /// An nghttp2 session (server or client side) in memory: bytes in with `receive`, bytes out
@@ -101,6 +106,7 @@ final class NGHTTP2Session: RequestFraming {
     fileprivate func headersBegin(_ stream: Int32, _ session: OpaquePointer?) -> Bool {
         if stream > highestPeerStream {
             highestPeerStream = stream
+            if goAwayRead { delegate.streamOpenedAfterGoAway(stream) }
             return true
         }
         guard isServer, stream & 1 == 1, !Self.isOpen(stream, in: session), !resetStreams.contains(stream) else {
@@ -239,13 +245,22 @@ final class NGHTTP2Session: RequestFraming {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
     }
 
-    /// Queues GOAWAY with debug data.
+    /// Queues GOAWAY with debug data. A server follows each GOAWAY it writes with a PING: the
+    /// peer reads frames in order, so its answer to the PING says it has read the GOAWAY.
     func submitGoAway(lastStream: Int32, errorCode: UInt32, debugData: [UInt8]) {
         debugData.withUnsafeBufferPointer { bytes in
             _ = nghttp2_submit_goaway(
                 session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStream, errorCode, bytes.baseAddress, bytes.count)
         }
     }
+
+    /// The PING a server sends after its GOAWAY.
+    private static let goAwayPing: [UInt8] = Array("goaway".utf8) + [0, 0]
+    /// A GOAWAY left and its PING is still to be queued (nghttp2 would send a PING submitted
+    /// with the GOAWAY first).
+    private var pingAfterGoAway = false
+    /// Whether the peer answered the PING sent after this side's GOAWAY.
+    private var goAwayRead = false
 
     /// A SETTINGS value the peer announced (acknowledged or not), e.g. its stream limit.
     func remoteSetting(_ id: Int) -> UInt32 {
@@ -280,7 +295,12 @@ final class NGHTTP2Session: RequestFraming {
             if length < 0 {
                 throw HTTP2Error("HTTP/2 send error: \(String(cString: nghttp2_strerror(Int32(length))))")
             }
-            guard length > 0, let data else { return }
+            guard length > 0, let data else {
+                guard pingAfterGoAway else { return }
+                pingAfterGoAway = false
+                Self.goAwayPing.withUnsafeBufferPointer { _ = nghttp2_submit_ping(session, 0, $0.baseAddress) }
+                continue
+            }
             output.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
         }
     }
@@ -376,6 +396,11 @@ final class NGHTTP2Session: RequestFraming {
                         Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
                             $0.streamLimit.acknowledgedOne()
                         }
+                    case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
+                        let data = frame.pointee.ping.opaque_data
+                        if withUnsafeBytes(of: data, { $0.elementsEqual(NGHTTP2Session.goAwayPing) }) {
+                            Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { $0.goAwayRead = true }
+                        }
                     case NGHTTP2_GOAWAY.rawValue:
                         let goAway = frame.pointee.goaway
                         let debug = goAway.opaque_data.map { Array(UnsafeBufferPointer(start: $0, count: goAway.opaque_data_len)) } ?? []
@@ -390,6 +415,9 @@ final class NGHTTP2Session: RequestFraming {
                 guard let frame else { return 0 }
                 switch UInt32(frame.pointee.hd.type) {
                 case NGHTTP2_GOAWAY.rawValue:
+                    Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
+                        if $0.isServer { $0.pingAfterGoAway = true }
+                    }
                     NGHTTP2Session.withDelegate(userData) { $0.goAwaySent(lastStream: frame.pointee.goaway.last_stream_id) }
                 case NGHTTP2_RST_STREAM.rawValue:
                     Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
