@@ -252,7 +252,7 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         XCTAssertEqual(harness.push(stream: 3), .drain)
         let frames = harness.take()
         XCTAssertTrue(status(frames, stream: 3))
-        let goAway = frames.last
+        let goAway = RawFrame.lastBeforePing(frames)
         XCTAssertEqual(goAway?.type, RawFrame.goAway)
         XCTAssertEqual(goAway?.goAwayLastStream, 3)
         XCTAssertEqual(goAway.map { String(decoding: $0.goAwayDebugData, as: UTF8.self) }, #"{"reason":"Shutdown"}"#)
@@ -267,7 +267,7 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         _ = harness.start()
         XCTAssertEqual(harness.push(stream: 1), .read)
         XCTAssertEqual(harness.connection.readTimedOut(), .drain)
-        let goAway = harness.take().last
+        let goAway = RawFrame.lastBeforePing(harness.take())
         XCTAssertEqual(goAway?.goAwayLastStream, 1)
         XCTAssertEqual(goAway.map { String(decoding: $0.goAwayDebugData, as: UTF8.self) }, #"{"reason":"Shutdown"}"#)
     }
@@ -276,7 +276,7 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         let harness = Harness()
         _ = harness.start()
         XCTAssertEqual(harness.connection.readTimedOut(), .drain)
-        let goAway = harness.take().last
+        let goAway = RawFrame.lastBeforePing(harness.take())
         XCTAssertEqual(goAway.map { String(decoding: $0.goAwayDebugData, as: UTF8.self) }, #"{"reason":"IdleTimeout"}"#)
     }
 

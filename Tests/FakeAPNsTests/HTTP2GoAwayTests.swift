@@ -27,7 +27,8 @@ final class HTTP2GoAwayTests: XCTestCase {
         let goAway = try XCTUnwrap(frames.firstIndex { $0.type == RawFrame.goAway }, "\(frames)")
         XCTAssertLessThan(headers, data, "\(frames)")
         XCTAssertLessThan(data, goAway, "\(frames)")
-        XCTAssertEqual(goAway, frames.count - 1, "GOAWAY is the last frame: \(frames)")
+        XCTAssertEqual(goAway, frames.count - 2, "GOAWAY is the last frame but its PING: \(frames)")
+        XCTAssertEqual(frames.last?.type, RawFrame.ping, "\(frames)")
         XCTAssertEqual(String(decoding: frames[data].payload, as: UTF8.self), #"{"reason":"Shutdown"}"#)
         XCTAssertEqual(frames[goAway].goAwayLastStream, 1)
         XCTAssertEqual(frames[goAway].goAwayErrorCode, 0)
@@ -40,7 +41,7 @@ final class HTTP2GoAwayTests: XCTestCase {
         let frames = try exchangeRawFrames(settings: [(Int32(NGHTTP2Settings.initialWindowSize), 0)])
         XCTAssertTrue(frames.contains { $0.type == RawFrame.headers && $0.stream == 1 }, "\(frames)")
         XCTAssertFalse(frames.contains { $0.type == RawFrame.data && $0.stream == 1 }, "\(frames)")
-        XCTAssertEqual(frames.last?.type, RawFrame.goAway, "\(frames)")
+        XCTAssertEqual(RawFrame.lastBeforePing(frames)?.type, RawFrame.goAway, "\(frames)")
     }
 
     // MARK: - Escaping

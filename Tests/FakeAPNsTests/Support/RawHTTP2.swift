@@ -9,6 +9,7 @@ struct RawFrame: CustomStringConvertible {
     static let headers: UInt8 = 1
     static let rstStream: UInt8 = 3
     static let settings: UInt8 = 4
+    static let ping: UInt8 = 6
     static let goAway: UInt8 = 7
     static let continuation: UInt8 = 9
 
@@ -25,6 +26,12 @@ struct RawFrame: CustomStringConvertible {
     var goAwayDebugData: ArraySlice<UInt8> { payload.dropFirst(8) }
     var resetErrorCode: UInt32 { Self.word(payload, 0) }
     var description: String { "\(type)/\(stream)" }
+
+    /// The last frame of `frames` but the PING a server sends after its GOAWAY (to learn when
+    /// the client has read it).
+    static func lastBeforePing(_ frames: [RawFrame]) -> RawFrame? {
+        frames.last { $0.type != ping }
+    }
 
     /// The frame as sent: the 9-byte header, then the payload.
     var bytes: [UInt8] {
