@@ -72,7 +72,7 @@ extension AppBundle {
         /// ``AppBundle/liveActivityTypes``: the types' names.
         case liveActivityTypes = "liveActivityTypes"
         /// The fields of one of ``AppBundle/liveActivityTypes``.
-        case liveActivityFields = "liveActivityTypes fields"
+        case liveActivityFields = "Live Activity fields"
 
         public var description: String { rawValue }
     }
@@ -153,6 +153,8 @@ public enum AppCatalogError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .tooManyApps(_, let limit):
             "\(limit) apps are described already, the most a server keeps; describe fewer, or reset between tests"
+        case .tooManyNames(_, .liveActivityFields, let count, let limit):
+            "one of its Live Activity types declares \(count) fields; a type declares at most \(limit)"
         case .tooManyNames(_, let part, let count, let limit):
             "the description lists \(count) \(part); an app description lists at most \(limit)"
         case .nameTooLong(_, .bundleID, let length, let limit):
