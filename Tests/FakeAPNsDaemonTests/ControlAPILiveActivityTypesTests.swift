@@ -17,7 +17,9 @@ final class ControlAPILiveActivityTypesTests: XCTestCase {
         + #""contentState":{"status":"string","eta":"date","courier":"string?"}},"MatchAttributes":{}}}"#
 
     @discardableResult
-    private func control(_ method: String, _ path: String, _ body: String? = nil) throws -> (status: Int, json: JSONValue) {
+    private func control(
+        _ method: String, _ path: String, _ body: String? = nil
+    ) throws -> (status: Int, json: JSONValue) {
         let answer = try curl(port: fixture.http.port, method, path, json: body, maxTime: 20)
         XCTAssertEqual(answer.exit, 0, answer.error)
         return (answer.status, (try? JSONValue(parsing: answer.body)) ?? .null)
@@ -65,7 +67,8 @@ final class ControlAPILiveActivityTypesTests: XCTestCase {
              "the description lists 33 liveActivityTypes; an app description lists at most 32"),
             (#"{"liveActivityTypes":{"T":{"contentState":{"eta":"Date"}}}}"#, "invalid_value",
              #"field 'liveActivityTypes.T.contentState.eta' must be one of "string""#),
-            (#"{"liveActivityTypes":{"T":{"state":{}}}}"#, "unknown_field", "unknown field 'liveActivityTypes.T.state'"),
+            (#"{"liveActivityTypes":{"T":{"state":{}}}}"#, "unknown_field",
+             "unknown field 'liveActivityTypes.T.state'"),
             (#"{"liveActivityTypes":["T"]}"#, "wrong_type", "field 'liveActivityTypes' must be an object"),
         ]
         for refusal in refusals {
@@ -89,9 +92,8 @@ final class ControlAPILiveActivityTypesTests: XCTestCase {
 
         let now = Int(daemon.server.clock.currentDate.timeIntervalSince1970)
         let apnsID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
-        XCTAssertEqual(
-            try push(#""event":"update","timestamp":\#(now),"content-state":{"status":"cooking","eta":\#(now)}"#, apnsID: apnsID),
-            200)
+        let unixETA = #""event":"update","timestamp":\#(now),"content-state":{"status":"cooking","eta":\#(now)}"#
+        XCTAssertEqual(try push(unixETA, apnsID: apnsID), 200)
         let log = try control("GET", "/api/v1/devices/\(token.hex)/log?apns-id=\(apnsID)")
         let statuses = log.json["entries"]?.arrayValue?.compactMap { $0["status"]?.stringValue }
         XCTAssertEqual(statuses, ["Received", "Ignored (Live Activity)"])

@@ -59,9 +59,12 @@ final class LiveActivityTypesTests: XCTestCase {
         let found = findings(update(#"{"status":3,"eta":\#(eta),"courier":"Ann"}"#))
         XCTAssertEqual(found.map(\.rule), [.liveActivityContentMismatch, .liveActivityContentMismatch])
         XCTAssertEqual(found.first?.level, .error)
-        XCTAssertTrue(found[0].message.hasPrefix("aps.content-state.status is a number, declared string"), found[0].message)
-        XCTAssertTrue(found[1].message.hasPrefix("aps.content-state.stops is missing (declared integer)"), found[1].message)
-        XCTAssertEqual(rules(update(#"{"status":"a","eta":"2027-01-15","stops":1}"#)), ["live-activity-content-mismatch"])
+        XCTAssertTrue(
+            found[0].message.hasPrefix("aps.content-state.status is a number, declared string"), found[0].message)
+        XCTAssertTrue(
+            found[1].message.hasPrefix("aps.content-state.stops is missing (declared integer)"), found[1].message)
+        XCTAssertEqual(
+            rules(update(#"{"status":"a","eta":"2027-01-15","stops":1}"#)), ["live-activity-content-mismatch"])
         XCTAssertEqual(rules(update(#"{"status":"a","eta":\#(eta),"stops":1.5}"#)), ["live-activity-content-mismatch"])
         XCTAssertEqual(rules(update(#"[1,2]"#)), ["live-activity-content-mismatch"])
         XCTAssertEqual(
@@ -77,7 +80,8 @@ final class LiveActivityTypesTests: XCTestCase {
         }
         let wrongAttributes = findings(start("DeliveryAttributes", #"{"orderID":7}"#))
         XCTAssertEqual(wrongAttributes.map(\.rule), [.liveActivityContentMismatch])
-        XCTAssertTrue(wrongAttributes[0].message.hasPrefix("aps.attributes.orderID is a number"), wrongAttributes[0].message)
+        let message = wrongAttributes[0].message
+        XCTAssertTrue(message.hasPrefix("aps.attributes.orderID is a number"), message)
         let undeclared = findings(start("PizzaAttributes", #"{"orderID":"A7"}"#))
         XCTAssertEqual(undeclared.map(\.rule), [.liveActivityContentMismatch])
         XCTAssertTrue(undeclared[0].message.contains(#""PizzaAttributes" is not a type the app declares"#))
@@ -137,9 +141,8 @@ final class LiveActivityTypesTests: XCTestCase {
         let catalog = AppCatalog()
         var fields: [String: LiveActivityType.Field] = [:]
         for index in 0...LiveActivityType.maximumFields { fields["f\(index)"] = .string }
-        XCTAssertThrowsError(
-            try catalog.describe(Self.bundle, as: AppBundle(liveActivityTypes: ["T": LiveActivityType(contentState: fields)]))
-        ) { error in
+        let wide = AppBundle(liveActivityTypes: ["T": LiveActivityType(contentState: fields)])
+        XCTAssertThrowsError(try catalog.describe(Self.bundle, as: wide)) { error in
             XCTAssertEqual(
                 error as? AppCatalogError,
                 .tooManyNames(
@@ -150,7 +153,8 @@ final class LiveActivityTypesTests: XCTestCase {
         for index in 0...LiveActivityType.maximumTypesPerApp { types["T\(index)"] = LiveActivityType() }
         XCTAssertThrowsError(try catalog.describe(Self.bundle, as: AppBundle(liveActivityTypes: types)))
         let long = String(repeating: "x", count: AppBundle.maximumNameLength + 1)
-        XCTAssertThrowsError(try catalog.describe(Self.bundle, as: AppBundle(liveActivityTypes: [long: LiveActivityType()])))
+        XCTAssertThrowsError(
+            try catalog.describe(Self.bundle, as: AppBundle(liveActivityTypes: [long: LiveActivityType()])))
         XCTAssertThrowsError(
             try catalog.describe(
                 Self.bundle, as: AppBundle(liveActivityTypes: ["T": LiveActivityType(attributes: [long: .date])])))

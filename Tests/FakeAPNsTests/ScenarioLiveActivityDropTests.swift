@@ -53,7 +53,8 @@ final class ScenarioLiveActivityDropTests: ScenarioTestCase {
         XCTAssertEqual(try shownStatus(), "cooking", "nothing of the mistyped update on the screen")
         let log = phone.log(apnsID: mistyped.apnsID!)
         XCTAssertEqual(log.map(\.status), [.received, .ignoredLiveActivity])
-        XCTAssertEqual(log.last?.detail, "aps.content-state.status is a number, declared string: the phone cannot decode it")
+        XCTAssertEqual(
+            log.last?.detail, "aps.content-state.status is a number, declared string: the phone cannot decode it")
         let found = findings(mistyped)
         XCTAssertEqual(found.map(\.rule), [.liveActivityContentMismatch])
         XCTAssertEqual(found.first?.level, .error)
@@ -66,13 +67,15 @@ final class ScenarioLiveActivityDropTests: ScenarioTestCase {
         XCTAssertEqual(try Curl.send(unix, to: server).status, 200)
         XCTAssertEqual(phone.log(apnsID: unix.apnsID!).map(\.status), [.received, .ignoredLiveActivity])
         XCTAssertEqual(findings(unix).map(\.rule), [.liveActivityUnixDate])
-        XCTAssertTrue(findings(unix).first?.message.hasPrefix("aps.content-state.eta \(t0 + 600) is a Unix time") ?? false)
+        let message = findings(unix).first?.message ?? ""
+        XCTAssertTrue(message.hasPrefix("aps.content-state.eta \(t0 + 600) is a Unix time"), message)
         XCTAssertEqual(try shownStatus(), "cooking")
     }
 
     func testAPushWithoutAnEventIsIgnored() throws {
         XCTAssertEqual(try Curl.send(start(), to: server).status, 200)
-        let misspelt = liveActivity(#""events":"update","timestamp":\#(t0 + 10),"content-state":{"status":"x","eta":1}"#)
+        let misspelt = liveActivity(
+            #""events":"update","timestamp":\#(t0 + 10),"content-state":{"status":"x","eta":1}"#)
         XCTAssertEqual(try Curl.send(misspelt, to: server).status, 200)
         XCTAssertEqual(phone.log(apnsID: misspelt.apnsID!).map(\.status), [.received, .ignoredLiveActivity])
         XCTAssertEqual(phone.log(apnsID: misspelt.apnsID!).last?.detail, "aps.event is missing; the phone ignores it")
@@ -108,7 +111,8 @@ final class ScenarioLiveActivityDropTests: ScenarioTestCase {
         server.clock.advance(by: .seconds(121))
         XCTAssertEqual(phone.screen.liveActivities.first?.state, .dismissed)
         let dismissedAt = Scenario.now.addingTimeInterval(120)
-        XCTAssertEqual(server.devices.activityTokenExpiry(Scenario.token, topic: Scenario.liveActivityTopic), dismissedAt)
+        XCTAssertEqual(
+            server.devices.activityTokenExpiry(Scenario.token, topic: Scenario.liveActivityTopic), dismissedAt)
         let late = update(#"{"status":"late","eta":\#(eta)}"#, at: 130)
         let answer = try Curl.send(late, to: server)
         XCTAssertEqual(answer.status, 410)
@@ -129,7 +133,8 @@ final class ScenarioLiveActivityDropTests: ScenarioTestCase {
         let channel = try server.channels.create(bundleID: Scenario.bundle, storagePolicy: .noStorage)
         let joins = liveActivity(
             #""event":"start","timestamp":\#(t0),"attributes-type":"MatchAttributes","attributes":{},"#
-                + #""content-state":{"score":"0-0"},"alert":{"title":"Kick-off"},"input-push-channel":"\#(channel.id)""#)
+                + #""content-state":{"score":"0-0"},"alert":{"title":"Kick-off"},"#
+                + #""input-push-channel":"\#(channel.id)""#)
         XCTAssertEqual(try Curl.send(joins, to: server).status, 200)
         XCTAssertTrue(server.channels.isSubscribed(Scenario.token, to: channel.id))
         XCTAssertEqual(

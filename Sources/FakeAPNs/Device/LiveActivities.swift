@@ -97,7 +97,8 @@ struct LiveActivities {
         if event != "start", let name = activity?.attributesType, name != activityFacts.typeName,
             let type = facts.app?.liveActivityTypes?[name]
         {
-            let problems = LiveActivityFacts.problems(in: facts.aps, event: event, type: type, now: notification.receivedAt)
+            let problems = LiveActivityFacts.problems(
+                in: facts.aps, event: event, type: type, now: notification.receivedAt)
             if let problem = problems.first {
                 for found in problems {
                     let rule: LintRule =
@@ -186,7 +187,9 @@ struct LiveActivities {
     /// The app starts an activity on the phone (`Activity.request`), for pushes to `topic`'s
     /// activity token; `attributesType` names the type its pushes decode with (nil: the app's
     /// only declared type, if it declares one). A running activity of the topic is replaced.
-    mutating func startInApp(topic: String, bundleID: String, attributesType: String?, token: DeviceToken, at now: Date) {
+    mutating func startInApp(
+        topic: String, bundleID: String, attributesType: String?, token: DeviceToken, at now: Date
+    ) {
         let update = Update(key: "topic \(topic)", bundleID: bundleID, event: "start", countsTowardBudget: false)
         var activity = make(update, key: token.hex, at: now)
         activity.attributesType = attributesType

@@ -1,6 +1,7 @@
 /// What an app ships, the same on every phone: the categories it registers, the sounds it
-/// bundles, the entitlements it holds and its Live Activity attributes types. The lint's rules that need one (categories, sounds,
-/// interruption levels) stay quiet for an app that was never described.
+/// bundles, the entitlements it holds and its Live Activity attributes types. The lint's
+/// rules that need one (categories, sounds, interruption levels, Live Activity types) stay
+/// quiet for an app that was never described.
 ///
 /// ```swift
 /// server.apps["com.example.shop"] = AppBundle(categories: ["ORDER"], sounds: ["chime.caf"])
@@ -105,8 +106,8 @@ extension AppBundle {
             for (name, type) in types {
                 let fields = type.attributes.count + type.contentState.count
                 if fields > LiveActivityType.maximumFields {
-                    return .tooManyNames(
-                        bundleID: bundle, part: .liveActivityFields, count: fields, limit: LiveActivityType.maximumFields)
+                    let limit = LiveActivityType.maximumFields
+                    return .tooManyNames(bundleID: bundle, part: .liveActivityFields, count: fields, limit: limit)
                 }
                 for (part, length) in [(Part.liveActivityTypes, name.utf8.count)]
                     + (type.attributes.keys.map { $0 } + type.contentState.keys.map { $0 }).map({

@@ -227,7 +227,9 @@ package struct LiveActivityFacts: Sendable {
     }
 
     /// What decoding with `type` finds in `aps`, for an activity the test started with it.
-    package static func problems(in aps: APS, event: String, type: LiveActivityType, now: Date) -> [LiveActivityProblem] {
+    package static func problems(
+        in aps: APS, event: String, type: LiveActivityType, now: Date
+    ) -> [LiveActivityProblem] {
         type.problems(in: aps, event: event, now: now)
     }
 }

@@ -321,8 +321,9 @@ extension ControlCommand {
             let type = try fields.string("attributesType", nonEmpty: true)
             for (name, value) in [("app", bundleID), ("attributesType", type ?? "")]
             where value.utf8.count > AppBundle.maximumNameLength {
+                let limit = AppBundle.maximumNameLength
                 throw ControlError.badRequest(
-                    "limit_reached", "field '\(name)' is \(value.utf8.count) bytes long; at most \(AppBundle.maximumNameLength)")
+                    "limit_reached", "field '\(name)' is \(value.utf8.count) bytes long; at most \(limit)")
             }
             self = .startLiveActivity(token, bundleID: bundleID, attributesType: type)
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "release-bursts":

@@ -167,13 +167,15 @@ extension AppBundle {
         for (name, member) in object {
             guard !name.isEmpty else { throw fields.invalid("liveActivityTypes", "names a type with an empty name") }
             guard let members = member.objectValue else { throw types.wrongType(name, "an object", member) }
-            let type = try BodyFields(checking: members, allowed: ["attributes", "contentState"], path: types.path + name + ".")
+            let type = try BodyFields(
+                checking: members, allowed: ["attributes", "contentState"], path: types.path + name + ".")
             func declarations(_ part: String) throws -> [String: LiveActivityType.Field] {
                 guard let value = type.value(part) else { return [:] }
                 guard let object = value.objectValue else {
                     throw type.wrongType(part, "an object of JSON types by field", value)
                 }
-                let checked = try BodyFields(checking: object, allowed: object.keys.map { $0 }, path: type.path + part + ".")
+                let checked = try BodyFields(
+                    checking: object, allowed: object.keys.map { $0 }, path: type.path + part + ".")
                 var fields: [String: LiveActivityType.Field] = [:]
                 for (key, declaration) in object {
                     guard let field = declaration.stringValue.flatMap(LiveActivityType.Field.init(declaration:)) else {
@@ -394,7 +396,10 @@ enum PhoneJSON {
             .object(JSONObject(fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.description)) }))
         }
         return .object(JSONObject(types.sorted { $0.key < $1.key }.map { name, type in
-            (name, .object(JSONObject([("attributes", fields(type.attributes)), ("contentState", fields(type.contentState))])))
+            let members: [(String, JSONValue)] = [
+                ("attributes", fields(type.attributes)), ("contentState", fields(type.contentState)),
+            ]
+            return (name, .object(JSONObject(members)))
         }))
     }
 
