@@ -11,7 +11,8 @@ final class ExpiredActivityTokenTests: XCTestCase {
     private let dismissedAt = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func token(_ number: Int) -> DeviceToken {
-        DeviceToken(bytes: withUnsafeBytes(of: UInt64(number).bigEndian) { Array($0) } + [UInt8](repeating: 1, count: 24))
+        let head = withUnsafeBytes(of: UInt64(number).bigEndian) { Array($0) }
+        return DeviceToken(bytes: head + [UInt8](repeating: 1, count: 24))
     }
 
     func testAMarkedTokenIsRefusedForItsTopicOnlyUntilItIsRegisteredAgain() {
