@@ -314,8 +314,9 @@ package struct LintRuleDefinition: Sendable {
                         + " activity"
                 ]
             } ?? []
-            for case .mismatch(let field, let what) in activity.problems {
-                found.append(LiveActivityProblem.mismatch(field: field, what).message)
+            found += activity.problems.compactMap { problem in
+                guard case .mismatch = problem else { return nil }
+                return problem.message
             }
             return found
         },
