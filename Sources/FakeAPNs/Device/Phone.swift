@@ -54,8 +54,10 @@ public struct Phone: Sendable {
     /// token, the activity's push token, with `topic`'s `.push-type.liveactivity` suffix (a
     /// bundle ID or a topic with any push type's suffix). `attributesType` names the app's
     /// declared type (``AppBundle/liveActivityTypes``) its updates must decode as; nil: the
-    /// app's only declared type, when it declares one, else none is checked. An activity of
-    /// the topic already running is replaced.
+    /// app's only declared type, when it declares one, else none is checked (a name the app
+    /// does not declare checks nothing). An activity of the topic already running is replaced.
+    /// When the clock later dismisses it, the token is answered 410 `ExpiredToken` for the
+    /// topic (``DeviceRegistry/expireActivityToken(_:topic:at:)``).
     ///
     /// ```swift
     /// phone.startLiveActivity("com.example.food", attributesType: "DeliveryAttributes")
