@@ -141,6 +141,12 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
         expectedMethod = "POST"
     case .releaseBursts:
         expectedMethod = "POST"
+    case .startLiveActivity(_, let bundleID, let type):
+        require(!bundleID.isEmpty && type?.isEmpty != true, "an empty bundle ID or attributes type")
+        require(
+            bundleID.utf8.count <= AppBundle.maximumNameLength
+                && (type?.utf8.count ?? 0) <= AppBundle.maximumNameLength, "a name past the bound")
+        expectedMethod = "POST"
     case .updatePhone(_, let change):
         require(change.apps.keys.allSatisfy { !$0.isEmpty }, "an app with an empty bundle ID")
         expectedMethod = "PATCH"
@@ -156,6 +162,7 @@ private func tokens(of command: ControlCommand) -> [DeviceToken] {
     case .device(let token), .registerDevice(let token, _, _), .unregisterDevice(let token, _), .removeDevice(let token),
         .addFeedback(let token, _), .subscribe(let token, _), .unsubscribe(let token, _), .updatePhone(let token, _),
         .launchApp(let token, _), .forceQuitApp(let token, _), .releaseBursts(let token), .phoneLog(let token, _, _),
+        .startLiveActivity(let token, _, _),
         .screen(let token), .nextPhoneDelivery(let token, _):
         [token]
     case .listDeliveries(let filter, _), .nextDelivery(let filter, _): [filter.token].compactMap { $0 }

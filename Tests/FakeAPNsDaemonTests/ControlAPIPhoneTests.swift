@@ -257,7 +257,7 @@ final class ControlAPIPhoneTests: XCTestCase {
         XCTAssertEqual(put.status, 200, "\(put.json)")
         let expected: JSONValue = [
             "bundle": .string(topic), "described": true, "categories": ["ORDER", "SHIP"], "sounds": ["chime.caf"],
-            "entitlements": ["time-sensitive"],
+            "entitlements": ["time-sensitive"], "liveActivityTypes": .null,
         ]
         XCTAssertEqual(put.json, expected)
         XCTAssertEqual(try control("GET", "/api/v1/apps/\(topic)").json, expected)

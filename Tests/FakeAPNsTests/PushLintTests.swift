@@ -124,8 +124,8 @@ final class PushLintTests: XCTestCase {
     }
 
     func testEveryRuleHasAStableIDAndASource() {
-        XCTAssertEqual(LintRule.all.count, 18)
-        XCTAssertEqual(Set(LintRule.all.map(\.id)).count, 18)
+        XCTAssertEqual(LintRule.all.count, 23)
+        XCTAssertEqual(Set(LintRule.all.map(\.id)).count, 23)
         XCTAssertTrue(LintRule.all.allSatisfy { !$0.source.isEmpty })
         XCTAssertEqual(LintRule.named("background-priority-10"), .backgroundAtPriority10)
         XCTAssertNil(LintRule.named("no-such-rule"))
@@ -488,10 +488,14 @@ final class PushLintTests: XCTestCase {
             .relevanceScoreOutOfRange, .relativeExpiration, .offlineBurst, .liveActivityTimestamp,
             .liveActivityStartIncomplete, .contentStateTooLarge, .liveActivityBudget, .missingPushType, .unknownSound,
             .liveActivityDate,
+            // Live Activities the phone drops.
+            .liveActivityEvent, .liveActivityContentMismatch, .liveActivityUnixDate, .liveActivityStartEmptyAlert,
+            .liveActivityUnknownChannel,
         ]
         XCTAssertEqual(statics, LintRule.all)
         XCTAssertEqual(
-            LintRuleDefinition.all.filter { $0.check == nil }.map(\.rule), [.offlineBurst, .liveActivityBudget],
+            LintRuleDefinition.all.filter { $0.check == nil }.map(\.rule),
+            [.offlineBurst, .liveActivityBudget, .liveActivityUnknownChannel],
             "the device model's rules have no request check")
         for definition in LintRuleDefinition.all {
             XCTAssertFalse(definition.doc.contains("|") || definition.doc.contains("\n"), definition.swiftName)

@@ -159,6 +159,8 @@ struct GatewaySession {
             return nil
         case .registry(.unknownToken(let detail)), .registry(.otherEnvironment(let detail)), .registry(.otherTopic(let detail)):
             refusal = (.invalidToken, detail, .registry)
+        case .registry(.expiredToken(let date)):
+            refusal = (.invalidToken, "the Live Activity was dismissed at \(Timestamp.rfc3339(date))", .registry)
         case .registry(.accept):
             batch.append(notification)
             return nil

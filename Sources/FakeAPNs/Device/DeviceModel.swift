@@ -35,6 +35,12 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// Whether the device registry says the token's app was uninstalled (reported or not
     /// yet): the phone discards what APNs still accepts for it.
     let isUninstalled: (@Sendable (DeviceToken) -> Bool)?
+    /// Subscribes a token to a broadcast channel, inside the intake's lock; false when no such
+    /// channel exists (a push-started Live Activity's `input-push-channel`).
+    let subscribeToChannel: (@Sendable (DeviceToken, String) -> Bool)?
+    /// Tells the device registry that the activity of a topic on a token was dismissed, at a
+    /// date: its pushes are answered `ExpiredToken` from then on, without the model's lock.
+    let activityDismissed: (@Sendable (DeviceToken, String, Date) -> Void)?
     /// The most phones described at once (``PhoneState/Bounds/phones``; less in tests).
     private let maximumPhones: Int
     /// The most due transitions an advance plays in one hold of the lock.
@@ -55,14 +61,20 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     /// phone up from `history` when a test first describes it, and tells `announce` each batch
     /// of log entries, inside the lock. `apps` shape what the screen shows; `strictLint` records
     /// the model's error-level findings as refusals; `isUninstalled` is the device registry's
-    /// word on a token's app; at most `maximumPhones` are described at once; an advance plays
+    /// word on a token's app; `subscribeToChannel` and `activityDismissed` reach the channels
+    /// and the device registry; at most `maximumPhones` are described at once; an advance plays
     /// `sliceSize` transitions per hold of the lock and calls `betweenSlices` between them.
     package init(
         lock: ConditionLock, clock: ServerClock, logLimit: Int, history: History<PushNotification>,
         announce: (@Sendable ([DeliveryLogEntry]) -> Void)?, apps: AppCatalog? = nil, strictLint: Bool = false,
-        isUninstalled: (@Sendable (DeviceToken) -> Bool)? = nil, maximumPhones: Int = PhoneState.Bounds.phones,
-        sliceSize: Int = 256, betweenSlices: (@Sendable () -> Void)? = nil
+        isUninstalled: (@Sendable (DeviceToken) -> Bool)? = nil,
+        subscribeToChannel: (@Sendable (DeviceToken, String) -> Bool)? = nil,
+        activityDismissed: (@Sendable (DeviceToken, String, Date) -> Void)? = nil,
+        maximumPhones: Int = PhoneState.Bounds.phones, sliceSize: Int = 256,
+        betweenSlices: (@Sendable () -> Void)? = nil
     ) {
+        self.subscribeToChannel = subscribeToChannel
+        self.activityDismissed = activityDismissed
         self.maximumPhones = max(1, maximumPhones)
         self.isUninstalled = isUninstalled
         self.lock = lock
@@ -151,6 +163,12 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
     package func forceQuit(_ bundleID: String, on token: DeviceToken) {
         withPhone(token) { phone, now, steps in
             phone.forceQuit(AppBundle.bundleID(of: bundleID), at: now, steps: &steps)
+        }
+    }
+
+    package func startLiveActivity(_ topic: String, attributesType: String?, on token: DeviceToken) {
+        withPhone(token) { phone, now, _ in
+            phone.startLiveActivity(topic: topic, attributesType: attributesType, at: now)
         }
     }
 
@@ -244,6 +262,16 @@ package final class DeviceModel: IntakeStage, @unchecked Sendable {
         if catchingUp { catchUp(phone, to: now, steps: &steps) }
         body(&steps)
         if catchingUp { catchUp(phone, to: now, steps: &steps) }
+        for channel in steps.channelsJoined where subscribeToChannel?(phone.token, channel) == false {
+            let shown = channel.count > 64 ? String(channel.prefix(64)) + "…" : channel
+            steps.find(
+                .liveActivityUnknownChannel,
+                "aps.input-push-channel \(shown) names no channel the server knows; the activity gets no broadcast"
+                    + " updates")
+        }
+        for dismissed in steps.activitiesDismissed {
+            activityDismissed?(phone.token, AppBundle.bundleID(of: dismissed.topic), dismissed.at)
+        }
         let dropped = phone.record(steps.entries)
         for entry in steps.entries { count(entry, by: 1) }
         for entry in dropped { count(entry, by: -1) }

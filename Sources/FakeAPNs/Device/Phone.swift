@@ -50,6 +50,24 @@ public struct Phone: Sendable {
     /// pushes are not delivered until it is launched.
     public func forceQuit(_ bundleID: String) { model.forceQuit(bundleID, on: token) }
 
+    /// The app starts a Live Activity (`Activity.request`) whose pushes go to this phone's
+    /// token, the activity's push token, with `topic`'s `.push-type.liveactivity` suffix (a
+    /// bundle ID or a topic with any push type's suffix). `attributesType` names the app's
+    /// declared type (``AppBundle/liveActivityTypes``) its updates must decode as; nil: the
+    /// app's only declared type, when it declares one, else none is checked (a name the app
+    /// does not declare checks nothing). An activity of the topic already running is replaced.
+    /// When the clock later dismisses it, the token is answered 410 `ExpiredToken` for the
+    /// topic (``DeviceRegistry/expireActivityToken(_:topic:at:)``).
+    ///
+    /// ```swift
+    /// phone.startLiveActivity("com.example.food", attributesType: "DeliveryAttributes")
+    /// // an update whose content-state does not decode as DeliveryAttributes.ContentState is
+    /// // logged "Ignored (Live Activity)" and carries a live-activity-content-mismatch finding
+    /// ```
+    public func startLiveActivity(_ topic: String, attributesType: String? = nil) {
+        model.startLiveActivity(topic, attributesType: attributesType, on: token)
+    }
+
     /// The system delivers the priority 5 and 1 pushes it held for power considerations, as
     /// a burst.
     public func releaseBursts() { model.releaseBursts(on: token) }

@@ -170,8 +170,11 @@ final class PhoneState: TimeIndexed {
                 let update = activities.admit(
                     facts, channelID: channelID, settings, at: now, replaying: replaying, steps: &steps)
             else { return }
-            steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
+            steps.deliver(
+                notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID,
+                detail: update.startDetail)
             activities.apply(update, notification, token: token, settings, at: now)
+            if let channel = update.joinsChannel { steps.join(channel: channel) }
             return
         }
         if facts.isBackground {
@@ -227,6 +230,15 @@ final class PhoneState: TimeIndexed {
         if let held = background.release(bundle) {
             wake(held, at: now, detail: "released: \(bundle) was launched", steps: &steps)
         }
+    }
+
+    /// The app starts a Live Activity for pushes to `topic` (`Activity.request`), decoding them
+    /// with `attributesType` (nil: the app's only declared type).
+    func startLiveActivity(topic: String, attributesType: String?, at now: Date) {
+        let bundle = AppBundle.bundleID(of: topic)
+        let activityTopic = bundle + (PushType.liveactivity.topicSuffix ?? "")
+        activities.startInApp(
+            topic: activityTopic, bundleID: bundle, attributesType: attributesType, token: token, at: now)
     }
 
     /// The user swipes the app away.
@@ -289,7 +301,7 @@ final class PhoneState: TimeIndexed {
             guard let held = background.release(bundle) else { return }
             wake(held, at: date, detail: "released: the background budget refilled", steps: &steps)
         case .activity(let key, let state):
-            activities.transition(key, to: state, at: date)
+            if let topic = activities.transition(key, to: state, at: date) { steps.dismissed(topic: topic, at: date) }
         }
     }
 }

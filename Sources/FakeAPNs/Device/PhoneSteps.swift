@@ -15,6 +15,11 @@ struct PhoneSteps {
     /// Findings on the push the intake's stage is playing (the model keeps them only then:
     /// a stored, held or replayed push was judged when it came).
     private(set) var findings: [LintFinding] = []
+    /// The broadcast channels a push-started Live Activity subscribes to (`input-push-channel`).
+    private(set) var channelsJoined: [String] = []
+    /// The topics whose activity on this phone's token was dismissed, with when: the device
+    /// registry answers the token's pushes to them `ExpiredToken` from then on.
+    private(set) var activitiesDismissed: [(topic: String, at: Date)] = []
 
     init(token: DeviceToken) { self.token = token }
 
@@ -41,6 +46,12 @@ struct PhoneSteps {
                 notification: notification, deviceToken: token, deliveredAt: date, fromStorage: fromStorage,
                 channelID: channelID))
     }
+
+    /// A Live Activity subscribes the phone to a channel.
+    mutating func join(channel: String) { channelsJoined.append(channel) }
+
+    /// The activity of `topic` on this phone's token left the screen at `date`.
+    mutating func dismissed(topic: String, at date: Date) { activitiesDismissed.append((topic, date)) }
 
     /// A finding on the push being played.
     mutating func find(_ rule: LintRule, _ message: String) {

@@ -466,6 +466,9 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         case .registry(.unregistered(let date)):
             refuse(stream, fields, body, .unregistered, "the app was uninstalled from this device at \(Timestamp.rfc3339(date))",
                    validated: validated, cause: .registry, unregisteredAt: date)
+        case .registry(.expiredToken(let date)):
+            refuse(stream, fields, body, .expiredToken, "the Live Activity was dismissed at \(Timestamp.rfc3339(date))",
+                   validated: validated, cause: .registry, unregisteredAt: date)
         case .fault(let rule, let action):
             act(
                 action, on: stream,

@@ -1,6 +1,7 @@
 /// What an app ships, the same on every phone: the categories it registers, the sounds it
-/// bundles and the entitlements it holds. The lint's rules that need one (categories, sounds,
-/// interruption levels) stay quiet for an app that was never described.
+/// bundles, the entitlements it holds and its Live Activity attributes types. The lint's
+/// rules that need one (categories, sounds, interruption levels, Live Activity types) stay
+/// quiet for an app that was never described.
 ///
 /// ```swift
 /// server.apps["com.example.shop"] = AppBundle(categories: ["ORDER"], sounds: ["chime.caf"])
@@ -12,12 +13,20 @@ public struct AppBundle: Sendable, Hashable {
     public var sounds: Set<String>?
     /// The entitlements the app holds; nil: not described.
     public var entitlements: Set<Entitlement>?
+    /// Its Live Activity attributes types, by the name a push-to-start sends as
+    /// `attributes-type` (the Swift type's name); nil: not described, so no Live Activity
+    /// push is decoded.
+    public var liveActivityTypes: [String: LiveActivityType]?
 
     /// An app; nil leaves a part undescribed.
-    public init(categories: Set<String>? = nil, sounds: Set<String>? = nil, entitlements: Set<Entitlement>? = nil) {
+    public init(
+        categories: Set<String>? = nil, sounds: Set<String>? = nil, entitlements: Set<Entitlement>? = nil,
+        liveActivityTypes: [String: LiveActivityType]? = nil
+    ) {
         self.categories = categories
         self.sounds = sounds
         self.entitlements = entitlements
+        self.liveActivityTypes = liveActivityTypes
     }
 
     /// An entitlement a notification feature needs.
@@ -45,10 +54,11 @@ extension AppBundle {
     public static let maximumCategories = 128
     /// The most sounds one description lists: real apps bundle a few, a few dozen at most.
     public static let maximumSounds = 128
-    /// The longest name (a category, a sound, the bundle ID), in UTF-8 bytes: a file name's
-    /// limit on Apple's file systems.
+    /// The longest name (a category, a sound, a Live Activity type or field, the bundle ID), in
+    /// UTF-8 bytes: a file name's limit on Apple's file systems.
     public static let maximumNameLength = 255
-    /// The most bytes one description's names take in all (categories and sounds, in UTF-8):
+    /// The most bytes one description's names take in all (categories, sounds, Live Activity
+    /// types and their fields, in UTF-8):
     /// 8 KiB, several times a large real app's (a hundred names of 40 bytes take 4 KB).
     public static let maximumNameBytes = 8 * 1024
 
@@ -60,6 +70,10 @@ extension AppBundle {
         case categories
         /// ``AppBundle/sounds``.
         case sounds
+        /// ``AppBundle/liveActivityTypes``: the types' names.
+        case liveActivityTypes = "liveActivityTypes"
+        /// The fields of one of ``AppBundle/liveActivityTypes``.
+        case liveActivityFields = "Live Activity fields"
 
         public var description: String { rawValue }
     }
@@ -82,6 +96,29 @@ extension AppBundle {
                     return .nameTooLong(bundleID: bundle, part: part, length: length, limit: Self.maximumNameLength)
                 }
                 bytes += length
+            }
+        }
+        if let types = liveActivityTypes {
+            let typeLimit = LiveActivityType.maximumTypesPerApp
+            if types.count > typeLimit {
+                return .tooManyNames(bundleID: bundle, part: .liveActivityTypes, count: types.count, limit: typeLimit)
+            }
+            for (name, type) in types {
+                let fields = type.attributes.count + type.contentState.count
+                if fields > LiveActivityType.maximumFields {
+                    let limit = LiveActivityType.maximumFields
+                    return .tooManyNames(bundleID: bundle, part: .liveActivityFields, count: fields, limit: limit)
+                }
+                for (part, length) in [(Part.liveActivityTypes, name.utf8.count)]
+                    + (type.attributes.keys.map { $0 } + type.contentState.keys.map { $0 }).map({
+                        (Part.liveActivityFields, $0.utf8.count)
+                    })
+                {
+                    if length > Self.maximumNameLength {
+                        return .nameTooLong(bundleID: bundle, part: part, length: length, limit: Self.maximumNameLength)
+                    }
+                    bytes += length
+                }
             }
         }
         if bytes > Self.maximumNameBytes {
@@ -117,6 +154,8 @@ public enum AppCatalogError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .tooManyApps(_, let limit):
             "\(limit) apps are described already, the most a server keeps; describe fewer, or reset between tests"
+        case .tooManyNames(_, .liveActivityFields, let count, let limit):
+            "one of its Live Activity types declares \(count) fields; a type declares at most \(limit)"
         case .tooManyNames(_, let part, let count, let limit):
             "the description lists \(count) \(part); an app description lists at most \(limit)"
         case .nameTooLong(_, .bundleID, let length, let limit):

@@ -287,6 +287,68 @@ package struct LintRuleDefinition: Sendable {
                     + " of year 9999; the phone ignores the push"
             }
         },
+
+        // MARK: Live Activities the phone drops: event, declared types, start options
+        LintRuleDefinition(
+            "liveActivityEvent", "live-activity-event", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications (event);"
+                + " parse-community/node-apn PR #133",
+            doc: "a Live Activity push without `event`, or with one other than `start`, `update` or `end` (node-apn"
+                + " once sent `events`); the phone ignores the push"
+        ) { push in
+            guard let problem = push.liveActivity?.eventProblem else { return [] }
+            return ["\(problem); the phone ignores the push"]
+        },
+        LintRuleDefinition(
+            "liveActivityContentMismatch", "live-activity-content-mismatch", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications (default"
+                + " decoding strategies); istornz/flutter_live_activities #118; home-assistant/iOS PR #4856",
+            doc: "a Live Activity push whose `content-state` (or a start's `attributes`) does not decode as the"
+                + " described app declares its type (a field missing or of another JSON type), or a start whose"
+                + " `attributes-type` the app does not declare; the phone ignores the push"
+        ) { push in
+            guard let activity = push.liveActivity else { return [] }
+            var found = activity.undeclaredType.map { name in
+                [
+                    "aps.attributes-type \(quoted(name)) is not a type the app declares; the phone does not start the"
+                        + " activity"
+                ]
+            } ?? []
+            found += activity.problems.compactMap { problem in
+                guard case .mismatch = problem else { return nil }
+                return problem.message
+            }
+            return found
+        },
+        LintRuleDefinition(
+            "liveActivityUnixDate", "live-activity-unix-date", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications (default"
+                + " decoding strategies); home-assistant/iOS PR #4677",
+            doc: "a `Date` field of a declared Live Activity type holding a Unix time: read as seconds since 1970 it"
+                + " lies within a year of the server's clock, so read as the phone reads it (seconds since 2001) it"
+                + " lies 31 years ahead; the phone ignores the push"
+        ) { push in
+            push.liveActivity?.problems.compactMap { problem in
+                guard case .unixDate = problem else { return nil }
+                return problem.message
+            } ?? []
+        },
+        LintRuleDefinition(
+            "liveActivityStartEmptyAlert", "live-activity-start-empty-alert", .warning,
+            source: "swift-server-community/APNSwift #232 (observed)",
+            doc: "a Live Activity `start` whose `alert` has no title, body or localization key (an empty string is"
+                + " none); the start was seen to show nothing"
+        ) { push in
+            guard push.liveActivity?.event == "start", push.aps.alert != nil, !push.hasAlertText else { return [] }
+            return ["a Live Activity start whose aps.alert has no title or body; the phone was seen to show nothing"]
+        },
+        LintRuleDefinition(
+            "liveActivityUnknownChannel", "live-activity-unknown-channel", .error,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications"
+                + " (input-push-channel)",
+            doc: "a Live Activity `start` whose `input-push-channel` names no channel the server knows (judged by the"
+                + " device model); the activity gets no broadcast updates",
+            check: nil),
     ]
 }
 
@@ -341,6 +403,20 @@ extension LintRule {
     /// A Live Activity `timestamp`, `stale-date` or `dismissal-date` that is not a whole number
     /// of seconds from 1970 to the end of year 9999: the phone ignores the push.
     public static let liveActivityDate = defined("liveActivityDate")
+
+    // Live Activities the phone drops.
+    /// A Live Activity push without `event`, or with an unknown one: the phone ignores it.
+    public static let liveActivityEvent = defined("liveActivityEvent")
+    /// A Live Activity `content-state` or `attributes` that does not decode as the app declares
+    /// its type, or a start naming a type the app does not declare: the phone ignores it.
+    public static let liveActivityContentMismatch = defined("liveActivityContentMismatch")
+    /// A declared `Date` field holding a Unix time, which the phone reads 31 years late.
+    public static let liveActivityUnixDate = defined("liveActivityUnixDate")
+    /// A Live Activity start whose alert has no text.
+    public static let liveActivityStartEmptyAlert = defined("liveActivityStartEmptyAlert")
+    /// A Live Activity start whose `input-push-channel` names no known channel. The device
+    /// model's rule: it needs the server's channels.
+    public static let liveActivityUnknownChannel = defined("liveActivityUnknownChannel")
 
     /// The rule with this identifier, when it is one of ``all``.
     public static func named(_ id: String) -> LintRule? { all.first { $0.id == id } }

@@ -68,6 +68,8 @@ package struct PushFacts: Sendable {
     package let liveActivityStaleDate: UnixTime?
     /// The Live Activity `dismissal-date` as a date, when it is one.
     package let liveActivityDismissalDate: UnixTime?
+    /// A Live Activity push's event, type and what decoding it found; nil for other pushes.
+    package let liveActivity: LiveActivityFacts?
 
     /// A Live Activity date field as sent.
     package struct LiveActivityDate: Sendable, Hashable {
@@ -139,6 +141,8 @@ package struct PushFacts: Sendable {
                 return LiveActivityDate(field: field, value: value)
             }
             : []
+        liveActivity =
+            impliedPushType == .liveactivity ? LiveActivityFacts(aps: aps, app: app, now: notification.receivedAt) : nil
     }
 
     /// The bundle ID of the app a push is for: its topic's without a `.push-type.*` or other

@@ -56,6 +56,8 @@ public final class DeviceRegistry: @unchecked Sendable {
         case otherTopic(String)
         /// The app was uninstalled at this date.
         case unregistered(Date)
+        /// The token is a Live Activity's, and the activity was dismissed at this date.
+        case expiredToken(Date)
     }
 
     /// The policy's lock, shared with the fault rules.
@@ -65,6 +67,15 @@ public final class DeviceRegistry: @unchecked Sendable {
     private var entries: [DeviceToken: Device] = [:]
     private var order: [DeviceToken] = []
     private var strict: Bool
+    /// The Live Activity tokens whose activity was dismissed, by token and bundle ID, with when;
+    /// at most ``maximumExpiredActivityTokens``, the oldest mark forgotten first.
+    private var expiredActivities: [DeviceToken: [String: (at: Date, mark: UInt64)]] = [:]
+    /// The marks, oldest first from `expiredHead`; a mark cleared since stays until it comes up
+    /// or a sweep drops it.
+    private var expiredOrder: [(key: ExpiredActivity, mark: UInt64)] = []
+    private var expiredHead = 0
+    private var expiredCount = 0
+    private var marksMade: UInt64 = 0
     private let feedback: FeedbackService
     /// The server's clock, which says when a delayed unregistration starts being refused.
     private let clock: ServerClock
@@ -84,7 +95,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     /// With the lock held, after every change: strict, or holding devices, the registry can
     /// refuse.
     private func changed() {
-        activity.setLocked(PolicyActivity.devices, strict || !entries.isEmpty)
+        activity.setLocked(PolicyActivity.devices, strict || !entries.isEmpty || expiredCount > 0)
     }
 
     /// Strict mode: refuse tokens the registry does not hold.
@@ -103,6 +114,7 @@ public final class DeviceRegistry: @unchecked Sendable {
         lock.withLock {
             if entries[token] == nil { order.append(token) }
             entries[token] = Device(token: token, topic: topic, environment: environment, unregisteredAt: nil)
+            clearExpiredLocked(token)
             changed()
         }
     }
@@ -138,6 +150,77 @@ public final class DeviceRegistry: @unchecked Sendable {
         feedback.add(token, at: date)
     }
 
+    // MARK: Live Activity tokens
+
+    /// The most Live Activity tokens marked expired at once: beyond, the oldest mark is
+    /// forgotten (its token answered 200 again, and the phone ignores the push).
+    public static let maximumExpiredActivityTokens = 10_000
+
+    private struct ExpiredActivity: Hashable {
+        let token: DeviceToken
+        let bundleID: String
+    }
+
+    /// Marks `token` as the push token of `topic`'s Live Activity (the bundle ID, or a topic with
+    /// its push type's suffix), dismissed at `date`: from then on its pushes to that topic are
+    /// refused 410 `ExpiredToken`, with `date` as the answer's `timestamp`. The device model
+    /// marks a token when it dismisses the activity; registering the token again clears it.
+    public func expireActivityToken(_ token: DeviceToken, topic: String, at date: Date) {
+        let bundleID = Self.bundleID(of: topic)
+        let date = UnixTime.clamped(date)
+        lock.withLock {
+            if let mark = expiredActivities[token]?[bundleID]?.mark {
+                expiredActivities[token]?[bundleID] = (date, mark)
+                return
+            }
+            while expiredCount >= Self.maximumExpiredActivityTokens, expiredHead < expiredOrder.count {
+                let oldest = expiredOrder[expiredHead]
+                expiredHead += 1
+                if expiredActivities[oldest.key.token]?[oldest.key.bundleID]?.mark == oldest.mark {
+                    forgetExpiredLocked(oldest.key)
+                }
+            }
+            marksMade += 1
+            expiredActivities[token, default: [:]][bundleID] = (date, marksMade)
+            expiredOrder.append((ExpiredActivity(token: token, bundleID: bundleID), marksMade))
+            expiredCount += 1
+            if expiredOrder.count - expiredHead > 2 * expiredCount + 1024 || expiredHead > expiredOrder.count / 2 {
+                expiredOrder = expiredOrder[expiredHead...].filter { entry in
+                    expiredActivities[entry.key.token]?[entry.key.bundleID]?.mark == entry.mark
+                }
+                expiredHead = 0
+            }
+            changed()
+        }
+    }
+
+    /// When the activity of `topic` whose push token is `token` was dismissed; nil when the
+    /// token is not marked.
+    public func activityTokenExpiry(_ token: DeviceToken, topic: String) -> Date? {
+        lock.withLock { expiredActivities[token]?[Self.bundleID(of: topic)]?.at }
+    }
+
+    /// How many Live Activity tokens are marked expired.
+    public var expiredActivityTokenCount: Int { lock.withLock { expiredCount } }
+
+    /// A topic without its push type's suffix.
+    private static func bundleID(of topic: String) -> String {
+        guard let suffix = PushType.named(byTopic: topic)?.topicSuffix else { return topic }
+        return String(topic.dropLast(suffix.count))
+    }
+
+    private func forgetExpiredLocked(_ key: ExpiredActivity) {
+        guard expiredActivities[key.token]?.removeValue(forKey: key.bundleID) != nil else { return }
+        if expiredActivities[key.token]?.isEmpty == true { expiredActivities[key.token] = nil }
+        expiredCount -= 1
+    }
+
+    /// Forgets every mark of `token`.
+    private func clearExpiredLocked(_ token: DeviceToken) {
+        guard let marks = expiredActivities.removeValue(forKey: token) else { return }
+        expiredCount -= marks.count
+    }
+
     /// Whether the app behind `token` is uninstalled (refused or not yet).
     package func isUninstalled(_ token: DeviceToken) -> Bool {
         lock.withLock { entries[token]?.unregisteredAt != nil }
@@ -147,6 +230,7 @@ public final class DeviceRegistry: @unchecked Sendable {
     public func remove(_ token: DeviceToken) {
         lock.withLock {
             if entries.removeValue(forKey: token) != nil { order.removeAll { $0 == token } }
+            clearExpiredLocked(token)
             changed()
         }
     }
@@ -160,6 +244,10 @@ public final class DeviceRegistry: @unchecked Sendable {
     func resetLocked(strict: Bool) {
         entries.removeAll()
         order.removeAll()
+        expiredActivities.removeAll()
+        expiredOrder.removeAll()
+        expiredHead = 0
+        expiredCount = 0
         self.strict = strict
         changed()
     }
@@ -176,6 +264,9 @@ public final class DeviceRegistry: @unchecked Sendable {
 
     /// What the registry says of a notification; the caller holds the lock.
     func verdictLocked(for token: DeviceToken, topic: String?, serverEnvironment: PushEnvironment) -> Verdict {
+        if expiredCount > 0, let topic, let dismissed = expiredActivities[token]?[Self.bundleID(of: topic)] {
+            return .expiredToken(dismissed.at)
+        }
         guard let device = entries[token] else {
             return strict ? .unknownToken("the token is not registered and the registry is strict") : .accept
         }

@@ -239,6 +239,15 @@ public final class ChannelRegistry: @unchecked Sendable {
         guard known else { throw .unknownChannel(channelID) }
     }
 
+    /// Subscribes a device to a channel with the intake's lock already held (a push-started
+    /// Live Activity's `input-push-channel`, played by the device model inside the lock); a
+    /// stored message is not delivered. False when the channel does not exist.
+    package func unlockedSubscribe(_ token: DeviceToken, to channelID: String) -> Bool {
+        guard channels[channelID] != nil else { return false }
+        _ = channels[channelID]?.subscribers.insert(token)
+        return true
+    }
+
     /// Ends a device's subscription to a channel; false when it had none (or the channel does
     /// not exist).
     @discardableResult

@@ -248,7 +248,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         let phones = DeviceModel(
             lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit,
             history: intake.notifications.history, announce: announceDeviceLog, apps: apps,
-            strictLint: configuration.lint == .strict, isUninstalled: { registry.isUninstalled($0) })
+            strictLint: configuration.lint == .strict, isUninstalled: { registry.isUninstalled($0) },
+            subscribeToChannel: { [channels = intake.channels] in channels.unlockedSubscribe($0, to: $1) },
+            activityDismissed: { registry.expireActivityToken($0, topic: $1, at: $2) })
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)

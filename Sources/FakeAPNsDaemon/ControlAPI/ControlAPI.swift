@@ -329,6 +329,8 @@ struct ControlRoutes: Sendable {
             return changingPhone(token) { $0.launchApp(bundleID) }
         case .forceQuitApp(let token, let bundleID):
             return changingPhone(token) { $0.forceQuit(bundleID) }
+        case .startLiveActivity(let token, let bundleID, let type):
+            return changingPhone(token) { $0.startLiveActivity(bundleID, attributesType: type) }
         case .releaseBursts(let token):
             return changingPhone(token) { $0.releaseBursts() }
         case .phoneLog(let token, let apnsID, let uniqueID):

@@ -162,6 +162,8 @@ enum ControlCommand: Sendable {
     case updatePhone(DeviceToken, PhoneSettingsChange)
     case launchApp(DeviceToken, bundleID: String)
     case forceQuitApp(DeviceToken, bundleID: String)
+    /// The app starts a Live Activity whose pushes go to the token.
+    case startLiveActivity(DeviceToken, bundleID: String, attributesType: String?)
     case releaseBursts(DeviceToken)
     /// A phone's delivery log, all of it or one push's (by `apns-id` or `apns-unique-id`).
     case phoneLog(DeviceToken, apnsID: String?, uniqueID: String?)
@@ -309,6 +311,21 @@ extension ControlCommand {
             let fields = try BodyFields(body, allowed: ["app"])
             let bundleID = try fields.required("app", fields.string("app", nonEmpty: true))
             self = path[4] == "launch" ? .launchApp(token, bundleID: bundleID) : .forceQuitApp(token, bundleID: bundleID)
+        case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"])
+            && path[4] == "start-live-activity":
+            try allow("POST")
+            try query.expectNone()
+            let token = try deviceToken(path[3], in: "the path's device token")
+            let fields = try BodyFields(body, allowed: ["app", "attributesType"])
+            let bundleID = try fields.required("app", fields.string("app", nonEmpty: true))
+            let type = try fields.string("attributesType", nonEmpty: true)
+            for (name, value) in [("app", bundleID), ("attributesType", type ?? "")]
+            where value.utf8.count > AppBundle.maximumNameLength {
+                let limit = AppBundle.maximumNameLength
+                throw ControlError.badRequest(
+                    "limit_reached", "field '\(name)' is \(value.utf8.count) bytes long; at most \(limit)")
+            }
+            self = .startLiveActivity(token, bundleID: bundleID, attributesType: type)
         case let path where path.count == 5 && path.starts(with: ["api", "v1", "devices"]) && path[4] == "release-bursts":
             try allow("POST")
             try query.expectNone()

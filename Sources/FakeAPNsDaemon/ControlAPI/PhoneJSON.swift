@@ -149,7 +149,47 @@ extension AppBundle {
                 return entitlement
             })
         }
-        self.init(categories: try strings("categories"), sounds: try strings("sounds"), entitlements: entitlements)
+        self.init(
+            categories: try strings("categories"), sounds: try strings("sounds"), entitlements: entitlements,
+            liveActivityTypes: try Self.liveActivityTypes(fields))
+    }
+
+    /// `liveActivityTypes`: `{"<attributes-type>":{"attributes":{…},"contentState":{…}}}`, each
+    /// field's JSON type a kind (`string`, `number`, `integer`, `boolean`, `date`, `object`,
+    /// `array`), `?` after it when optional.
+    private static func liveActivityTypes(_ fields: BodyFields) throws -> [String: LiveActivityType]? {
+        guard let value = fields.value("liveActivityTypes") else { return nil }
+        guard let object = value.objectValue else {
+            throw fields.wrongType("liveActivityTypes", "an object of types by attributes-type name", value)
+        }
+        let types = try BodyFields(checking: object, allowed: object.keys.map { $0 }, path: "liveActivityTypes.")
+        var declared: [String: LiveActivityType] = [:]
+        for (name, member) in object {
+            guard !name.isEmpty else { throw fields.invalid("liveActivityTypes", "names a type with an empty name") }
+            guard let members = member.objectValue else { throw types.wrongType(name, "an object", member) }
+            let type = try BodyFields(
+                checking: members, allowed: ["attributes", "contentState"], path: types.path + name + ".")
+            func declarations(_ part: String) throws -> [String: LiveActivityType.Field] {
+                guard let value = type.value(part) else { return [:] }
+                guard let object = value.objectValue else {
+                    throw type.wrongType(part, "an object of JSON types by field", value)
+                }
+                let checked = try BodyFields(
+                    checking: object, allowed: object.keys.map { $0 }, path: type.path + part + ".")
+                var fields: [String: LiveActivityType.Field] = [:]
+                for (key, declaration) in object {
+                    guard let field = declaration.stringValue.flatMap(LiveActivityType.Field.init(declaration:)) else {
+                        let kinds = LiveActivityType.Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                        throw checked.invalid(key, "must be one of \(kinds), with \"?\" after it when optional")
+                    }
+                    fields[key] = field
+                }
+                return fields
+            }
+            declared[name] = LiveActivityType(
+                attributes: try declarations("attributes"), contentState: try declarations("contentState"))
+        }
+        return declared
     }
 }
 
@@ -212,7 +252,7 @@ enum PhoneJSON {
     /// Every member of an app's settings object.
     static let appSettingKeys = ["installed", "authorization", "state", "foregroundPresentation"]
     /// Every member of an app's bundle object.
-    static let appBundleKeys = ["categories", "sounds", "entitlements"]
+    static let appBundleKeys = ["categories", "sounds", "entitlements", "liveActivityTypes"]
 
     /// The largest budget taken.
     static let maximumCount = 1_000_000
@@ -336,7 +376,8 @@ enum PhoneJSON {
         ]))
     }
 
-    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null}` (null: not described).
+    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null,
+    /// "liveActivityTypes":{…}|null}` (null: not described).
     static func app(_ bundleID: String, _ bundle: AppBundle?) -> JSONValue {
         func sorted(_ names: Set<String>?) -> JSONValue { names.map { .array($0.sorted().map { .string($0) }) } ?? .null }
         return .object(JSONObject([
@@ -345,7 +386,21 @@ enum PhoneJSON {
             ("categories", sorted(bundle?.categories)),
             ("sounds", sorted(bundle?.sounds)),
             ("entitlements", sorted(bundle?.entitlements.map { Set($0.map(\.rawValue)) })),
+            ("liveActivityTypes", bundle?.liveActivityTypes.map(liveActivityTypes) ?? .null),
         ]))
+    }
+
+    /// `{"<attributes-type>":{"attributes":{"<field>":"<kind>[?]"},"contentState":{…}}}`, by name.
+    private static func liveActivityTypes(_ types: [String: LiveActivityType]) -> JSONValue {
+        func fields(_ fields: [String: LiveActivityType.Field]) -> JSONValue {
+            .object(JSONObject(fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.description)) }))
+        }
+        return .object(JSONObject(types.sorted { $0.key < $1.key }.map { name, type in
+            let members: [(String, JSONValue)] = [
+                ("attributes", fields(type.attributes)), ("contentState", fields(type.contentState)),
+            ]
+            return (name, .object(JSONObject(members)))
+        }))
     }
 
     /// `[{"rule":"background-priority-10","level":"error","message":"…","source":"…"}]`

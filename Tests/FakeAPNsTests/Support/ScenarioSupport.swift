@@ -46,9 +46,11 @@ struct WireAnswer: Decodable, Sendable {
     var reason: String?
     var apnsID: String?
     var apnsUniqueID: String?
+    /// A 410's `timestamp`, in milliseconds (read from curl's answers).
+    var timestamp: Int?
 
     enum CodingKeys: String, CodingKey {
-        case status, reason
+        case status, reason, timestamp
         case apnsID = "apns_id"
         case apnsUniqueID = "apns_unique_id"
     }
@@ -78,8 +80,10 @@ enum Curl {
                 .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
         }
         let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        let reason = body.isEmpty ? nil : (try? JSONValue(parsing: body))?["reason"]?.stringValue
-        return WireAnswer(status: status, reason: reason, apnsID: header("apns-id"), apnsUniqueID: header("apns-unique-id"))
+        let json = body.isEmpty ? nil : try? JSONValue(parsing: body)
+        return WireAnswer(
+            status: status, reason: json?["reason"]?.stringValue, apnsID: header("apns-id"),
+            apnsUniqueID: header("apns-unique-id"), timestamp: json?["timestamp"]?.intValue)
     }
 }
 
