@@ -594,7 +594,7 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// one stream until the next success, and too many in a window end it with GOAWAY naming
     /// the last refusal's reason.
     private func refusalAnswered(_ reason: APNsReason) {
-        guard (400..<500).contains(reason.status), reason != .unregistered, !closing else { return }
+        guard (400..<500).contains(reason.status), reason.status != 410, !closing else { return }
         let rules = context.rules
         if refusalCount.exceeds(rules, counting: reason, at: roundReadAt) {
             goAway(errorCode: 0, debugData: Self.errorBody(reason))
