@@ -111,7 +111,9 @@ enum DevicesFile {
 
     /// `BUNDLE {APP}`, after the word `app`.
     private static func app(_ fields: [String], _ object: String?, origin: String) throws -> App {
-        let usage = #"an app line is app BUNDLE {"categories":[...],"sounds":[...],"entitlements":[...]}"#
+        let usage =
+            #"an app line is app BUNDLE {"categories":[...],"sounds":[...],"entitlements":[...],"#
+            + #""websiteURLFormat":"..."}"#
         guard fields.count == 1, let object else { throw Problem(description: "\(origin): \(usage)") }
         let bundle = try decoding(object, allowed: PhoneJSON.appBundleKeys, origin: origin, naming: "the app") {
             try AppBundle($0)

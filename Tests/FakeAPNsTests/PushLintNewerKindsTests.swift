@@ -246,4 +246,39 @@ final class PushLintNewerKindsTests: XCTestCase {
         XCTAssertEqual(
             findings(push(#"{"aps":{\#(alert)}}"#, topic: Self.bundle)), [], "an app's push needs no url-args")
     }
+
+    /// Apple: "The number of elements in the array must match the number of placeholders in the
+    /// urlFormatString value"; "the number of placeholders may be zero, in which case the array
+    /// should be empty". Judged only for a website described with its URL format.
+    func testURLArgsAreCountedAgainstTheDescribedWebsitesPlaceholders() {
+        let site = AppBundle(websiteURLFormat: "https://news.example.com/%@/%@")
+        func sending(_ arguments: String) -> PushNotification {
+            push(#"{"aps":{"alert":{"title":"T","body":"B"},"url-args":\#(arguments)}}"#, topic: Self.website)
+        }
+        XCTAssertEqual(findings(sending(#"["sport","42"]"#), app: site), [])
+        let short = findings(sending(#"["sport"]"#), app: site)
+        XCTAssertEqual(short.map(\.rule), [.websitePushURLArgs])
+        XCTAssertTrue(
+            short.first?.message.hasPrefix("aps.url-args holds 1 strings, and the website's URL format 2 placeholders")
+                == true, "\(short)")
+        XCTAssertEqual(findings(sending("[]"), app: AppBundle(websiteURLFormat: "https://news.example.com/")), [])
+        XCTAssertEqual(
+            findings(sending(#"["x"]"#), app: AppBundle(websiteURLFormat: "https://news.example.com/")).map(\.rule),
+            [.websitePushURLArgs], "no placeholder: an empty array")
+        XCTAssertEqual(findings(sending(#"["sport"]"#), app: AppBundle()), [], "no URL format described: not counted")
+    }
+
+    func testAWebsiteURLFormatOverItsBoundIsRefused() {
+        let apps = AppCatalog()
+        let long = "https://news.example.com/" + String(repeating: "a", count: AppBundle.maximumURLFormatLength)
+        XCTAssertThrowsError(try apps.describe(Self.website, as: AppBundle(websiteURLFormat: long))) { error in
+            XCTAssertEqual(
+                (error as? AppCatalogError)?.problem,
+                "the website URL format is \(long.utf8.count) bytes long; at most 2048 are allowed")
+        }
+        XCTAssertNil(apps[Self.website])
+        let site = AppBundle(websiteURLFormat: "https://news.example.com/%@")
+        XCTAssertNoThrow(try apps.describe(Self.website, as: site))
+        XCTAssertEqual(apps[Self.website]?.websiteURLFormat, "https://news.example.com/%@")
+    }
 }

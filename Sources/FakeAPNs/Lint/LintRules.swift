@@ -438,13 +438,23 @@ package struct LintRuleDefinition: Sendable {
             "websitePushURLArgs", "website-push-url-args", .error,
             source: "Apple: Notification Programming Guide for Websites, Pushing Notifications (`url-args` is"
                 + " required), D; Grocer's SafariNotification, M",
-            doc: "a Safari website push without `url-args`, or with one that is not an array of strings; Safari"
-                + " cannot fill the website's URL format, so a click opens no page"
+            doc: "a Safari website push without `url-args`, with one that is not an array of strings, or, for a"
+                + " website described with its URL format (``AppBundle/websiteURLFormat``), with another number of"
+                + " strings than the format has `%@` placeholders; Safari cannot fill the URL, so a click opens no page"
         ) { push in
-            guard push.isWebsitePush, push.aps.urlArgs == nil else { return [] }
-            let what = push.aps["url-args"].map { "aps.url-args \(shown($0)) is not an array of strings" }
-                ?? "a Safari website push without aps.url-args"
-            return ["\(what); Safari cannot fill the website's URL format (send [] when it has no placeholder)"]
+            guard push.isWebsitePush else { return [] }
+            guard let arguments = push.aps.urlArgs else {
+                let what = push.aps["url-args"].map { "aps.url-args \(shown($0)) is not an array of strings" }
+                    ?? "a Safari website push without aps.url-args"
+                return ["\(what); Safari cannot fill the website's URL format (send [] when it has no placeholder)"]
+            }
+            guard let placeholders = push.app?.websiteURLArgumentCount, placeholders != arguments.count else {
+                return []
+            }
+            return [
+                "aps.url-args holds \(arguments.count) strings, and the website's URL format \(placeholders)"
+                    + " placeholders; Safari cannot fill the URL the notification opens"
+            ]
         },
     ]
 }

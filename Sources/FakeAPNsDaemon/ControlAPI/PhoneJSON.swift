@@ -130,7 +130,8 @@ extension AppSettingsChange {
 
 extension AppBundle {
     /// Reads an app's bundle strictly: `categories`, `sounds`, `entitlements`, each an array of
-    /// strings and each optional (absent: not described).
+    /// strings, and a website's `websiteURLFormat`, a string; each optional (absent: not
+    /// described).
     init(_ fields: BodyFields) throws {
         func strings(_ name: String) throws -> Set<String>? {
             guard let value = fields.value(name) else { return nil }
@@ -149,7 +150,9 @@ extension AppBundle {
                 return entitlement
             })
         }
-        self.init(categories: try strings("categories"), sounds: try strings("sounds"), entitlements: entitlements)
+        self.init(
+            categories: try strings("categories"), sounds: try strings("sounds"), entitlements: entitlements,
+            websiteURLFormat: try fields.string("websiteURLFormat"))
     }
 }
 
@@ -212,7 +215,7 @@ enum PhoneJSON {
     /// Every member of an app's settings object.
     static let appSettingKeys = ["installed", "authorization", "state", "foregroundPresentation"]
     /// Every member of an app's bundle object.
-    static let appBundleKeys = ["categories", "sounds", "entitlements"]
+    static let appBundleKeys = ["categories", "sounds", "entitlements", "websiteURLFormat"]
 
     /// The largest budget taken.
     static let maximumCount = 1_000_000
@@ -336,7 +339,8 @@ enum PhoneJSON {
         ]))
     }
 
-    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null}` (null: not described).
+    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null,`
+    /// `"websiteURLFormat":…|null}` (null: not described).
     static func app(_ bundleID: String, _ bundle: AppBundle?) -> JSONValue {
         func sorted(_ names: Set<String>?) -> JSONValue { names.map { .array($0.sorted().map { .string($0) }) } ?? .null }
         return .object(JSONObject([
@@ -345,6 +349,7 @@ enum PhoneJSON {
             ("categories", sorted(bundle?.categories)),
             ("sounds", sorted(bundle?.sounds)),
             ("entitlements", sorted(bundle?.entitlements.map { Set($0.map(\.rawValue)) })),
+            ("websiteURLFormat", bundle?.websiteURLFormat.map { .string($0) } ?? .null),
         ]))
     }
 
