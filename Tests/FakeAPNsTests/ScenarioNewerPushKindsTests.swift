@@ -33,6 +33,19 @@ final class ScenarioNewerPushKindsTests: ScenarioTestCase {
         XCTAssertEqual(try phone.deliveries.pop(timeout: .seconds(5)).notification.apnsID, update.apnsID)
     }
 
+    /// Some pass servers send their update as a background push: Wallet takes it all the same,
+    /// and no app wakes.
+    func testABackgroundPushToAPassIsAWalletUpdateNotAnAppWake() throws {
+        let update = WirePush.device(
+            Scenario.token, #"{"aps":{"content-available":1}}"#, topic: Self.passType, pushType: "background",
+            priority: 5)
+        XCTAssertEqual(try sent(update).lintFindings, [])
+        let log = phone.log(apnsID: update.apnsID!)
+        XCTAssertEqual(log.map(\.status), [.received, .deliveredToDevice])
+        XCTAssertTrue(log.last?.detail?.hasPrefix("Wallet pass update") == true, "\(log)")
+        XCTAssertEqual(phone.screen.wakes, [], "no app woke")
+    }
+
     /// python3-h2 sends the other form pass servers use, `{}`, in strict mode: nothing is refused.
     func testAnEmptyObjectToAPassIsNoRefusalEvenInStrictMode() throws {
         var configuration = FakeAPNsServer.Configuration()

@@ -175,6 +175,13 @@ final class PhoneState: TimeIndexed {
             activities.apply(update, notification, token: token, settings, at: now)
             return
         }
+        // Whatever its push type: Wallet, not an app, takes it.
+        if facts.isWalletPassUpdate {
+            steps.deliver(
+                notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID,
+                detail: Self.walletPassUpdateDetail(facts))
+            return
+        }
         if facts.isBackground {
             guard let bundle = facts.bundleID else {
                 steps.deliver(
@@ -188,12 +195,6 @@ final class PhoneState: TimeIndexed {
             }
             steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
             background.recordWake(AppWake(bundleID: bundle, apnsID: notification.apnsID, at: now))
-            return
-        }
-        if facts.isWalletPassUpdate {
-            steps.deliver(
-                notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID,
-                detail: Self.walletPassUpdateDetail(facts))
             return
         }
         steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
