@@ -113,7 +113,7 @@ enum DevicesFile {
     private static func app(_ fields: [String], _ object: String?, origin: String) throws -> App {
         let usage =
             #"an app line is app BUNDLE {"categories":[...],"sounds":[...],"entitlements":[...],"#
-            + #""liveActivityTypes":{...}}"#
+            + #""liveActivityTypes":{...},"websiteURLFormat":"..."}"#
         guard fields.count == 1, let object else { throw Problem(description: "\(origin): \(usage)") }
         let bundle = try decoding(object, allowed: PhoneJSON.appBundleKeys, origin: origin, naming: "the app") {
             try AppBundle($0)

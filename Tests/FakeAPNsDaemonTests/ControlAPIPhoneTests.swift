@@ -257,7 +257,7 @@ final class ControlAPIPhoneTests: XCTestCase {
         XCTAssertEqual(put.status, 200, "\(put.json)")
         let expected: JSONValue = [
             "bundle": .string(topic), "described": true, "categories": ["ORDER", "SHIP"], "sounds": ["chime.caf"],
-            "entitlements": ["time-sensitive"], "liveActivityTypes": .null,
+            "entitlements": ["time-sensitive"], "liveActivityTypes": .null, "websiteURLFormat": .null,
         ]
         XCTAssertEqual(put.json, expected)
         XCTAssertEqual(try control("GET", "/api/v1/apps/\(topic)").json, expected)
@@ -274,6 +274,19 @@ final class ControlAPIPhoneTests: XCTestCase {
         XCTAssertEqual(try control("GET", "/api/v1/notifications").json["notifications"]?[0]?["lint"], .array(lint))
         let metrics = try curl(port: fixture.http.port, "GET", "/metrics").body
         XCTAssertTrue(metrics.contains(#"fakeapns_lint_findings_total{rule="unregistered-category",level="warning"} 1"#), metrics)
+    }
+
+    /// A Safari website push ID is described like an app, with its push package's URL format.
+    func testAWebsiteIsDescribedWithItsURLFormat() throws {
+        let website = "web.com.example.news"
+        let put = try control("PUT", "/api/v1/apps/\(website)", #"{"websiteURLFormat":"https://news.example.com/%@"}"#)
+        XCTAssertEqual(put.status, 200, "\(put.json)")
+        XCTAssertEqual(put.json["websiteURLFormat"], "https://news.example.com/%@")
+        XCTAssertEqual(put.json["categories"], .null)
+        XCTAssertEqual(daemon.server.apps[website]?.websiteURLFormat, "https://news.example.com/%@")
+        let wrong = try control("PUT", "/api/v1/apps/\(website)", #"{"websiteURLFormat":["https://x/%@"]}"#)
+        XCTAssertEqual(wrong.status, 400)
+        XCTAssertEqual(daemon.server.apps[website]?.websiteURLFormat, "https://news.example.com/%@", "unchanged")
     }
 
     func testStrictLintRecordsARejectionWithCauseLintWhileTheClientGets200() throws {

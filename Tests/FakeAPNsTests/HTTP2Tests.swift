@@ -45,7 +45,7 @@ final class HTTP2Tests: XCTestCase {
         XCTAssertEqual(response.status, 200)
         let apnsID = try XCTUnwrap(response.header("apns-id"))
         XCTAssertNotNil(UUID(uuidString: apnsID))
-        XCTAssertEqual(apnsID, apnsID.lowercased())
+        XCTAssertEqual(apnsID, apnsID.uppercased(), "in capitals, as APNs makes them")
         XCTAssertNil(response.header("apns-unique-id"))
         XCTAssertEqual(try server.notifications.pop(timeout: .seconds(5)).apnsID, apnsID)
     }

@@ -135,13 +135,16 @@ final class RequestValidatorTests: XCTestCase {
         XCTAssertEqual(fields.authorization, "bearer eyJhbGciOiJFUzI1NiJ9.e30.sig")
     }
 
-    func testMissingApnsIDIsGeneratedAsNewLowercaseUUID() {
+    /// APNs makes its `apns-id`s in capitals (`ACDFB3EB-105B-…`).
+    func testMissingApnsIDIsGeneratedAsNewUpperCaseUUID() {
         let first = assertAccepted(validate(request()))
         let second = assertAccepted(validate(request()))
         guard let first, let second else { return }
         XCTAssertTrue(first.apnsIDWasGenerated)
         XCTAssertNotNil(RequestValidator.canonicalUUID(first.apnsID), "canonical")
-        XCTAssertEqual(first.apnsID, first.apnsID.lowercased())
+        XCTAssertEqual(first.apnsID, first.apnsID.uppercased())
+        XCTAssertNotEqual(first.apnsID, first.apnsID.lowercased(), "a UUID has letters, almost surely")
+        XCTAssertEqual(first.apnsIDBits.text, first.apnsID)
         XCTAssertNotEqual(first.apnsID, second.apnsID)
     }
 
@@ -175,6 +178,15 @@ final class RequestValidatorTests: XCTestCase {
             XCTAssertEqual(UUIDBits(text: String(text))?.text, String(text))
         }
         XCTAssertNil(UUIDBits(text: "E621E1F8-C36C-495A-93FC-0C247A3E6E5G"))
+    }
+
+    func testUpperCasedBitsWriteEveryDigitInCapitalsAndReadBackEqual() throws {
+        let lower = try XCTUnwrap(UUIDBits(text: "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"))
+        let upper = lower.upperCased
+        XCTAssertEqual(upper.text, "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+        XCTAssertEqual(upper.withText { String(decoding: $0, as: UTF8.self) }, upper.text)
+        XCTAssertEqual(UUIDBits(text: upper.text), upper, "read back, the same value")
+        XCTAssertEqual(lower.text, "e621e1f8-c36c-495a-93fc-0c247a3e6e5f", "the lowercase form is untouched")
     }
 
     func testUppercaseHexTokenIsAccepted() {

@@ -17,7 +17,7 @@ import Glibc
 /// let response = try client.send(ProviderAPIClient.Request(
 ///     token: token, payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8), topic: "com.example.app", pushType: .alert))
 /// response.status   // 200
-/// response.apnsID   // "6a1f…"
+/// response.apnsID   // "6A1F…"
 /// ```
 public final class ProviderAPIClient {
     /// One request. Most are pushes, made with the `init(token:payload:…)` initializer; the

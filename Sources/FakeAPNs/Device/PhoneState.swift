@@ -158,7 +158,8 @@ final class PhoneState: TimeIndexed {
     }
 
     /// A push the phone can take now: a Live Activity push goes to its activity, a background
-    /// push wakes its app (or is held), any other goes to the screen.
+    /// push wakes its app (or is held), a Wallet pass update sends Wallet to the pass's web
+    /// service, any other goes to the screen.
     private func arrive(
         _ facts: PushFacts, at now: Date, fromStorage: Bool, channelID: String? = nil, replaying: Bool = false,
         steps: inout PhoneSteps
@@ -175,6 +176,13 @@ final class PhoneState: TimeIndexed {
                 detail: update.startDetail)
             activities.apply(update, notification, token: token, settings, at: now)
             if let channel = update.joinsChannel { steps.join(channel: channel) }
+            return
+        }
+        // Whatever its push type: Wallet, not an app, takes it.
+        if facts.isWalletPassUpdate {
+            steps.deliver(
+                notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID,
+                detail: Self.walletPassUpdateDetail(facts))
             return
         }
         if facts.isBackground {
@@ -194,6 +202,16 @@ final class PhoneState: TimeIndexed {
         }
         steps.deliver(notification, status: status, at: now, fromStorage: fromStorage, channelID: channelID)
         centre.show(facts, app: appSettings(facts.bundleID), settings, at: now)
+    }
+
+    /// What the phone does with a Wallet pass update, as Apple's Wallet Developer Guide
+    /// ("Updating a Pass") has it: nothing on the screen; Wallet asks the web service of the
+    /// passes of this pass type which have changed, then fetches each.
+    private static func walletPassUpdateDetail(_ facts: PushFacts) -> String {
+        let passType = facts.bundleID ?? "the pass type"
+        return "Wallet pass update: the phone asks the passes' web service for the serial numbers changed since"
+            + " its last update (GET /v1/devices/<device>/registrations/\(passType)), then fetches each changed"
+            + " pass; nothing is shown but a changed field's changeMessage"
     }
 
     /// Delivers a held background push and wakes its app.

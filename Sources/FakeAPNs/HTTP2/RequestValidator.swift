@@ -172,7 +172,7 @@ struct RequestValidator: Sendable {
     }
 
     /// Checks `request` in the documented order; `topics` says which topics its connection
-    /// may push to; `newID` makes the `apns-id` of a request that has none.
+    /// may push to; `newID` makes the `apns-id` of a request that has none (written in capitals).
     func validate(
         _ request: HTTP2Request, topics: TopicAuthority, newID: () -> UUIDBits = { RandomUUID.makeBits() }
     ) -> RequestValidation {
@@ -263,7 +263,8 @@ struct RequestValidator: Sendable {
             apnsID = canonical
             apnsIDWasGenerated = false
         } else {
-            apnsID = newID()
+            // APNs makes its ids in capitals.
+            apnsID = newID().upperCased
         }
         var expiration: UInt32?
         if let value = fields.expiration {

@@ -17,16 +17,30 @@ public struct AppBundle: Sendable, Hashable {
     /// `attributes-type` (the Swift type's name); nil: not described, so no Live Activity
     /// push is decoded.
     public var liveActivityTypes: [String: LiveActivityType]?
+    /// For a Safari website push ID (`web.…`, described like an app): the `urlFormatString` of
+    /// the website's push package, whose `%@` placeholders a push's `url-args` fill, in order;
+    /// nil: not described.
+    public var websiteURLFormat: String?
 
-    /// An app; nil leaves a part undescribed.
+    /// An app (or a website); nil leaves a part undescribed.
     public init(
         categories: Set<String>? = nil, sounds: Set<String>? = nil, entitlements: Set<Entitlement>? = nil,
-        liveActivityTypes: [String: LiveActivityType]? = nil
+        liveActivityTypes: [String: LiveActivityType]? = nil, websiteURLFormat: String? = nil
     ) {
         self.categories = categories
         self.sounds = sounds
         self.entitlements = entitlements
         self.liveActivityTypes = liveActivityTypes
+        self.websiteURLFormat = websiteURLFormat
+    }
+
+    /// The placeholder of a website's URL format (Apple: "Use %@ as a placeholder for arguments
+    /// you fill in when delivering your notification").
+    package static let websiteURLPlaceholder = "%@"
+
+    /// How many `url-args` ``websiteURLFormat`` takes: its placeholders; nil when not described.
+    package var websiteURLArgumentCount: Int? {
+        websiteURLFormat.map { $0.components(separatedBy: Self.websiteURLPlaceholder).count - 1 }
     }
 
     /// An entitlement a notification feature needs.
@@ -61,6 +75,8 @@ extension AppBundle {
     /// types and their fields, in UTF-8):
     /// 8 KiB, several times a large real app's (a hundred names of 40 bytes take 4 KB).
     public static let maximumNameBytes = 8 * 1024
+    /// The longest website URL format, in UTF-8 bytes: 2 KiB, a safe length for any URL.
+    public static let maximumURLFormatLength = 2048
 
     /// What a description names, for ``AppCatalogError``.
     public enum Part: String, Sendable, Hashable, CustomStringConvertible {
@@ -74,6 +90,8 @@ extension AppBundle {
         case liveActivityTypes = "liveActivityTypes"
         /// The fields of one of ``AppBundle/liveActivityTypes``.
         case liveActivityFields = "Live Activity fields"
+        /// ``AppBundle/websiteURLFormat``.
+        case websiteURLFormat = "website URL format"
 
         public var description: String { rawValue }
     }
@@ -83,6 +101,11 @@ extension AppBundle {
         let bundle = Self.bundleID(of: bundleID)
         if bundle.utf8.count > Self.maximumNameLength {
             return .nameTooLong(bundleID: bundle, part: .bundleID, length: bundle.utf8.count, limit: Self.maximumNameLength)
+        }
+        if let format = websiteURLFormat, format.utf8.count > Self.maximumURLFormatLength {
+            let length = format.utf8.count
+            return .nameTooLong(
+                bundleID: bundle, part: .websiteURLFormat, length: length, limit: Self.maximumURLFormatLength)
         }
         var bytes = 0
         for (part, names, limit) in [(Part.categories, categories, Self.maximumCategories), (.sounds, sounds, Self.maximumSounds)] {
@@ -160,6 +183,8 @@ public enum AppCatalogError: Error, Sendable, Equatable, CustomStringConvertible
             "the description lists \(count) \(part); an app description lists at most \(limit)"
         case .nameTooLong(_, .bundleID, let length, let limit):
             "the bundle ID is \(length) bytes long; at most \(limit) are allowed"
+        case .nameTooLong(_, .websiteURLFormat, let length, let limit):
+            "the website URL format is \(length) bytes long; at most \(limit) are allowed"
         case .nameTooLong(_, let part, let length, let limit):
             "one of its \(part) is \(length) bytes long; a name is at most \(limit) bytes"
         case .tooLarge(_, let bytes, let limit):

@@ -41,8 +41,13 @@ package struct LintRuleDefinition: Sendable {
         all.first { $0.swiftName == swiftName }
     }
 
+    /// The Live Activity events the phone orders by their `timestamp`, which they must carry.
+    package static let orderedEvents: Set<String> = ["update", "end"]
     /// The longest `content-state`, encoded, that a Live Activity takes (Apple: 4 KB).
     package static let maximumContentStateBytes = 4096
+    /// How long after its end a Live Activity may stay on the screen, in seconds: Apple's
+    /// "four-hour window" for a `dismissal-date`.
+    package static let liveActivityDismissalWindow: Int64 = 4 * 3600
     /// Below this, an `apns-expiration` is a number of seconds sent where a date belongs: as a
     /// date it is before September 2001.
     package static let smallestPlausibleExpiration: UInt32 = 1_000_000_000
@@ -212,13 +217,15 @@ package struct LintRuleDefinition: Sendable {
         LintRuleDefinition(
             "liveActivityTimestamp", "live-activity-timestamp", .error,
             source: "Apple: Activity.update(_:alertConfiguration:timestamp:); Starting and updating Live Activities",
-            doc: "a Live Activity `update` without a whole-number `timestamp`; the device model adds one older than"
-                + " the last, or over 8 hours ahead; the phone cannot order it and may ignore it"
+            doc: "a Live Activity `update` or `end` without a whole-number `timestamp`; the device model adds one"
+                + " older than the last, or over 8 hours ahead; the phone cannot order it and may ignore it"
         ) { push in
-            guard push.isLiveActivity, push.aps.event == "update", push.aps.timestamp == nil else { return [] }
+            guard push.isLiveActivity, let event = push.aps.event, LintRuleDefinition.orderedEvents.contains(event),
+                push.aps.timestamp == nil
+            else { return [] }
             let what =
                 push.aps["timestamp"].map { "aps.timestamp \(shown($0)) is not a whole number of seconds" }
-                ?? "a Live Activity update without aps.timestamp"
+                ?? "a Live Activity \(event) without aps.timestamp"
             return ["\(what); the phone cannot order it against earlier updates and may ignore it"]
         },
         LintRuleDefinition(
@@ -254,9 +261,11 @@ package struct LintRuleDefinition: Sendable {
             "missingPushType", "missing-push-type", .warning,
             source: "Apple: Sending notification requests to APNs (apns-push-type)",
             doc: "an HTTP/2 device push without `apns-push-type` (binary pushes have no such header; a broadcast is"
-                + " refused without one); the phone may get it late or not at all; a watch never does"
+                + " refused without one; a Wallet pass update needs none); the phone may get it late or not at all; a"
+                + " watch never does"
         ) { push in
-            guard push.notification.format == .http2, push.notification.pushType == nil else { return [] }
+            guard push.notification.format == .http2, push.notification.pushType == nil, !push.isWalletPassUpdate
+            else { return [] }
             return ["no apns-push-type; APNs may deliver the push late or drop it, and a watch never gets it"]
         },
         LintRuleDefinition(
@@ -282,12 +291,171 @@ package struct LintRuleDefinition: Sendable {
         ) { push in
             push.invalidLiveActivityDates.compactMap { date in
                 // A non-whole update timestamp is live-activity-timestamp's finding.
-                if date.field == "timestamp", push.aps.event == "update", push.aps.timestamp == nil { return nil }
+                if date.field == "timestamp", push.aps.event.map(LintRuleDefinition.orderedEvents.contains) == true,
+                    push.aps.timestamp == nil
+                {
+                    return nil
+                }
                 return "aps.\(date.field) \(shown(date.value)) is not a whole number of seconds from 1970 to the end"
                     + " of year 9999; the phone ignores the push"
             }
         },
 
+        // MARK: Newer push kinds, Wallet passes and Safari website pushes (issue 33, items 5 and 17)
+
+        LintRuleDefinition(
+            "payloadNotJSON", "payload-not-json", .error,
+            source: "Apple: Sending notification requests to APNs (\"You must not use a compressed JSON payload\"), D",
+            doc: "a payload that is not a JSON object (compressed, or text, or JSON of another kind); APNs may accept"
+                + " it, the phone cannot read it, and no other rule can judge it"
+        ) { push in
+            let payload = push.notification.payload
+            guard let error = payload.parseError else { return [] }
+            // Wallet's own form of a pass update may be empty.
+            if push.isWalletPassUpdate, payload.count == 0 { return [] }
+            return [
+                "the payload is not a JSON object (\(clipped(oneLine(error.message)))); the phone cannot read it:"
+                    + " a payload is uncompressed JSON"
+            ]
+        },
+        LintRuleDefinition(
+            "widgetWithoutContentChanged", "widget-without-content-changed", .error,
+            source: "Apple: Updating widgets with WidgetKit push notifications; Updating controls with push"
+                + " notifications (payload `content-changed: true`), D",
+            doc: "a `widgets` or `controls` push (sent or named by the topic) whose `aps` lacks `content-changed: true`"
+                + " (the JSON literal); the phone does not reload the widget or control"
+        ) { push in
+            guard let type = push.impliedPushType, type == .widgets || type == .controls, !push.aps.contentChanged
+            else { return [] }
+            let sent = push.aps["content-changed"].map { "aps.content-changed is \(shown($0))" }
+                ?? "no aps.content-changed"
+            return ["a \(type) push with \(sent), not true; the phone does not reload the \(type.reloadedThing)"]
+        },
+        LintRuleDefinition(
+            "widgetWithUserInteraction", "widget-with-alert", .warning,
+            source: "Apple: Updating widgets with WidgetKit push notifications; Updating controls with push"
+                + " notifications (the payload holds `content-changed` only), D",
+            doc: "a `widgets` or `controls` push whose `aps` holds `alert`, `badge` or `sound`; the phone reloads the"
+                + " widget or control and shows, plays and sets none of them"
+        ) { push in
+            guard let type = push.impliedPushType, type == .widgets || type == .controls else { return [] }
+            let keys = ["alert", "badge", "sound"].filter { push.aps[$0] != nil }
+            guard !keys.isEmpty else { return [] }
+            let named = keys.map { "aps.\($0)" }.joined(separator: ", ")
+            return [
+                "a \(type) push carries \(named); the phone reloads the \(type.reloadedThing) and shows, plays or"
+                    + " sets none of it (send an alert push for that)"
+            ]
+        },
+        LintRuleDefinition(
+            "pushToTalkDelivery", "push-to-talk-priority", .warning,
+            source: "Apple: Push to Talk (WWDC22 notes: `apns-priority` 10, `apns-expiration` 0), D; every public"
+                + " client hard-codes both, M",
+            doc: "a `pushtotalk` push (sent or named by the `.voip-ptt` topic) not at priority 10, or with an"
+                + " `apns-expiration` other than 0; the phone gets the talk late, or after it is over"
+        ) { push in
+            guard push.impliedPushType == .pushtotalk else { return [] }
+            let notification = push.notification
+            var wrong: [String] = []
+            if notification.priority != .immediately { wrong.append("apns-priority \(notification.priority)") }
+            if notification.expiration != 0 {
+                wrong.append(notification.expiration.map { "apns-expiration \($0)" } ?? "no apns-expiration")
+            }
+            guard !wrong.isEmpty else { return [] }
+            return [
+                "a push-to-talk push with \(wrong.joined(separator: " and ")); send it at priority 10 with"
+                    + " expiration 0, or the phone may get it late, or stored, after the talk is over"
+            ]
+        },
+        LintRuleDefinition(
+            "liveActivityLowPriority", "live-activity-priority-1", .warning,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications"
+                + " (`apns-priority` 5 or 10), D",
+            doc: "a Live Activity push at priority 1, which Apple does not list for Live Activities; when the phone"
+                + " shows the update is not defined (send 5, or 10 within the budget)"
+        ) { push in
+            guard push.isLiveActivity, push.notification.priority == .prioritizingPowerEfficiency else { return [] }
+            return [
+                "apns-priority 1 on a Live Activity push: Apple takes 5 or 10; when the phone shows the update is not"
+                    + " defined (send 5)"
+            ]
+        },
+        LintRuleDefinition(
+            "liveActivityDismissalDate", "live-activity-dismissal-date", .warning,
+            source: "Apple: Starting and updating Live Activities with ActivityKit push notifications"
+                + " (`dismissal-date` \"within a four-hour window\"), D",
+            doc: "a Live Activity `end` whose `dismissal-date` is more than 4 hours after the end (its `timestamp`,"
+                + " else when it was received); the phone removes the activity by then anyway"
+        ) { push in
+            guard push.isLiveActivity, push.aps.event == "end", let dismissal = push.liveActivityDismissalDate
+            else { return [] }
+            let end = push.liveActivityTimestamp ?? UnixTime(clamping: push.notification.receivedAt)
+            let window = LintRuleDefinition.liveActivityDismissalWindow
+            guard dismissal.seconds - end.seconds > window else { return [] }
+            let hours = (dismissal.seconds - end.seconds) / 3600
+            return [
+                "aps.dismissal-date \(dismissal) is over \(hours) hours after the end (\(end)); the phone removes an"
+                    + " ended Live Activity within 4 hours of its end whatever the date says"
+            ]
+        },
+        LintRuleDefinition(
+            "walletPassAlert", "wallet-pass-alert", .warning,
+            source: "Apple: Wallet Developer Guide, Updating a Pass, D; Apple Developer Forums 767640 (an Apple"
+                + " engineer: an alert is not the way, a field's `changeMessage` is), D",
+            doc: "a push to a pass type identifier (`pass.…`) whose `aps` holds `alert`, `badge` or `sound`; Wallet"
+                + " shows none of them: the phone asks the pass's web service for the changed passes, and a changed"
+                + " field's `changeMessage` is what the user sees"
+        ) { push in
+            guard push.isWalletPassUpdate else { return [] }
+            let keys = ["alert", "badge", "sound"].filter { push.aps[$0] != nil }
+            guard !keys.isEmpty else { return [] }
+            let named = keys.map { "aps.\($0)" }.joined(separator: ", ")
+            return [
+                "a Wallet pass update carries \(named); Wallet shows none of it: the phone fetches the changed"
+                    + " passes, and a changed field's changeMessage is what it shows"
+            ]
+        },
+        LintRuleDefinition(
+            "websitePushAlert", "website-push-alert", .error,
+            source: "Apple: Notification Programming Guide for Websites, Pushing Notifications (`alert` with `title`"
+                + " and `body`), D; Grocer's SafariNotification, M",
+            doc: "a Safari website push (topic `web.…`) whose `alert` is not a dictionary with a `title` and a `body`"
+                + " (an optional `action` labels the button); Safari has no notification to show"
+        ) { push in
+            guard push.isWebsitePush else { return [] }
+            let alert = push.aps.alert
+            let missing = ["title", "body"].filter { key in
+                guard case .object = alert?.raw, let text = alert?[key]?.stringValue else { return true }
+                return text.isEmpty
+            }
+            guard !missing.isEmpty else { return [] }
+            let named = missing.map { "aps.alert.\($0)" }.joined(separator: " and ")
+            return [
+                "a Safari website push without \(named); Safari shows a website's notification by its title and body"
+            ]
+        },
+        LintRuleDefinition(
+            "websitePushURLArgs", "website-push-url-args", .error,
+            source: "Apple: Notification Programming Guide for Websites, Pushing Notifications (`url-args` is"
+                + " required), D; Grocer's SafariNotification, M",
+            doc: "a Safari website push without `url-args`, with one that is not an array of strings, or, for a"
+                + " website described with its URL format (``AppBundle/websiteURLFormat``), with another number of"
+                + " strings than the format has `%@` placeholders; Safari cannot fill the URL, so a click opens no page"
+        ) { push in
+            guard push.isWebsitePush else { return [] }
+            guard let arguments = push.aps.urlArgs else {
+                let what = push.aps["url-args"].map { "aps.url-args \(shown($0)) is not an array of strings" }
+                    ?? "a Safari website push without aps.url-args"
+                return ["\(what); Safari cannot fill the website's URL format (send [] when it has no placeholder)"]
+            }
+            guard let placeholders = push.app?.websiteURLArgumentCount, placeholders != arguments.count else {
+                return []
+            }
+            return [
+                "aps.url-args holds \(arguments.count) strings, and the website's URL format \(placeholders)"
+                    + " placeholders; Safari cannot fill the URL the notification opens"
+            ]
+        },
         // MARK: Live Activities the phone drops: event, declared types, start options
         LintRuleDefinition(
             "liveActivityEvent", "live-activity-event", .error,
@@ -403,6 +571,24 @@ extension LintRule {
     /// A Live Activity `timestamp`, `stale-date` or `dismissal-date` that is not a whole number
     /// of seconds from 1970 to the end of year 9999: the phone ignores the push.
     public static let liveActivityDate = defined("liveActivityDate")
+    /// A payload that is not a JSON object (compressed, say): the phone cannot read it.
+    public static let payloadNotJSON = defined("payloadNotJSON")
+    /// A `widgets` or `controls` push without `content-changed: true`: nothing reloads.
+    public static let widgetWithoutContentChanged = defined("widgetWithoutContentChanged")
+    /// A `widgets` or `controls` push with `alert`, `badge` or `sound`: none is shown.
+    public static let widgetWithUserInteraction = defined("widgetWithUserInteraction")
+    /// A `pushtotalk` push not at priority 10 with `apns-expiration` 0.
+    public static let pushToTalkDelivery = defined("pushToTalkDelivery")
+    /// A Live Activity push at priority 1.
+    public static let liveActivityLowPriority = defined("liveActivityLowPriority")
+    /// A Live Activity `end` whose `dismissal-date` is over 4 hours after the end.
+    public static let liveActivityDismissalDate = defined("liveActivityDismissalDate")
+    /// An alert, badge or sound sent to a Wallet pass: Wallet shows none of it.
+    public static let walletPassAlert = defined("walletPassAlert")
+    /// A Safari website push without an `alert` with `title` and `body`.
+    public static let websitePushAlert = defined("websitePushAlert")
+    /// A Safari website push without `url-args` as an array of strings.
+    public static let websitePushURLArgs = defined("websitePushURLArgs")
 
     // Live Activities the phone drops.
     /// A Live Activity push without `event`, or with an unknown one: the phone ignores it.
@@ -431,6 +617,11 @@ extension LintRule {
         }
         return definition.rule
     }
+}
+
+extension PushType {
+    /// What a `widgets` or `controls` push reloads, for a finding's message.
+    fileprivate var reloadedThing: String { self == .controls ? "control" : "widget" }
 }
 
 /// `text` as a JSON string, on one line whatever was sent, past 64 characters cut.

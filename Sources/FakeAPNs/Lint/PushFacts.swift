@@ -33,10 +33,18 @@ package struct PushFacts: Sendable {
     package let isBackground: Bool
     /// Whether the phone takes it for a push that shows something: an `alert` push, or one
     /// with no push type (binary, or HTTP/2 without the header, to a topic that names none)
-    /// that is not `content-available`.
+    /// that is not `content-available`; never a Wallet pass update.
     package let isMeantToShow: Bool
     /// Whether it is a Live Activity's push (`liveactivity`, sent or named by the topic).
     package let isLiveActivity: Bool
+    /// Whether it is a Wallet pass update: its topic (or, on the binary interface, its
+    /// certificate's) is a pass type identifier, `pass.…`. Wallet shows nothing for it: the
+    /// phone asks the pass's web service which passes changed, and a changed field's
+    /// `changeMessage` is what the user sees.
+    package let isWalletPassUpdate: Bool
+    /// Whether it is a legacy Safari website push: its topic (or its certificate's) is a
+    /// website push ID, `web.…`.
+    package let isWebsitePush: Bool
 
     /// The alert's title as the phone shows it: `title` (or, in a Live Activity's alert, its
     /// `loc-key`), else `title-loc-key`; nil when none is non-empty text.
@@ -79,6 +87,11 @@ package struct PushFacts: Sendable {
         package let value: JSONValue
     }
 
+    /// How a Wallet pass type identifier begins (Apple: Wallet Developer Guide, Updating a Pass).
+    package static let passTypeIdentifierPrefix = "pass."
+    /// How a Safari website push ID begins (Apple: Notification Programming Guide for Websites).
+    package static let websitePushIDPrefix = "web."
+
     /// The `aps` keys of a Live Activity's dates.
     package static let liveActivityDateFields = ["timestamp", "stale-date", "dismissal-date"]
 
@@ -105,7 +118,10 @@ package struct PushFacts: Sendable {
             impliedPushType == .background
             || ((impliedPushType == nil || impliedPushType == .alert) && aps.contentAvailable && aps.alert == nil
                 && aps.badge == nil && aps.sound == nil)
-        isMeantToShow = impliedPushType.map { $0 == .alert } ?? !aps.contentAvailable
+        let topic = notification.topic ?? notification.connection.clientCertificate?.topic
+        isWalletPassUpdate = topic?.hasPrefix(Self.passTypeIdentifierPrefix) == true
+        isWebsitePush = topic?.hasPrefix(Self.websitePushIDPrefix) == true
+        isMeantToShow = !isWalletPassUpdate && (impliedPushType.map { $0 == .alert } ?? !aps.contentAvailable)
         isLiveActivity = impliedPushType == .liveactivity
 
         let alert = aps.alert

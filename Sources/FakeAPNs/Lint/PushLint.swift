@@ -5,8 +5,8 @@
 /// the device model's. The rules are the table of ``LintRuleDefinition/all``.
 ///
 /// Each finding names the field and what the phone will do, on one line. A payload that is not
-/// a JSON object gives no findings: a phone makes nothing of it, and its
-/// ``Payload/parseError`` already says what is wrong.
+/// a JSON object gives one finding, ``LintRule/payloadNotJSON`` (with its ``Payload/parseError``):
+/// a phone makes nothing of it, so no other rule judges it.
 package enum PushLint {
     /// The findings of the request-only rules for `notification`, errors first (then in the
     /// order of ``LintRule/all``); `app` is the bundle of its topic's app, when described.
@@ -15,10 +15,13 @@ package enum PushLint {
     }
 
     /// The findings of the request-only rules for the push `facts` describe, errors first
-    /// (then in the order of ``LintRule/all``); none for a payload that is not a JSON object.
+    /// (then in the order of ``LintRule/all``); for a payload that is not a JSON object, that
+    /// rule's alone.
     package static func findings(for facts: PushFacts) -> [LintFinding] {
         let payload = facts.notification.payload
-        guard payload.parseError == nil, payload.json != nil else { return [] }
+        guard payload.parseError == nil, payload.json != nil else {
+            return LintRuleDefinition.all.filter { $0.rule == .payloadNotJSON }.flatMap { $0.findings(in: facts) }
+        }
         return errorsFirst(LintRuleDefinition.all.flatMap { $0.findings(in: facts) })
     }
 

@@ -1,6 +1,7 @@
 /// Random (version 4) UUIDs as lowercase text, made without a system call or a file read each:
-/// the HTTP/2 side makes one or two per request (`apns-id`, `apns-unique-id`). They identify,
-/// they do not protect, so a fast generator seeded once from the system is enough.
+/// the HTTP/2 side makes one or two per request (`apns-id`, `apns-unique-id`; an `apns-id` is
+/// shown in capitals, ``UUIDBits/upperCased``). They identify, they do not protect, so a fast
+/// generator seeded once from the system is enough.
 struct RandomUUID {
     private var state: UInt64
 
@@ -46,7 +47,8 @@ struct RandomUUID {
 /// A UUID's 128 bits and the case its text came in: an `apns-id` kept with a stored
 /// notification costs its bits, not a string. APNs answers with "the same value found in" the
 /// request's header and clients match answers by it, so a UUID sent as `E621E1F8-…` is written
-/// back so; one the server makes up is lowercase, as Apple writes them.
+/// back so. One the server makes up is lowercase (an `apns-unique-id`, as Apple writes them),
+/// or in capitals for an `apns-id` (``upperCased``), as APNs makes those.
 struct UUIDBits: Sendable, Hashable {
     let high: UInt64
     let low: UInt64
@@ -85,6 +87,21 @@ struct UUIDBits: Sendable, Hashable {
             digits += 1
         }
         self.init(high: high, low: low, capitals: capitals)
+    }
+
+    /// The same UUID written in capitals (`ACDFB3EB-105B-…`): the form of the `apns-id`s APNs
+    /// makes for a request that sent none (seen in answers reported to AndrewBarba/apns2 #95
+    /// and industrialbinaries/lola #8), so that a client comparing ids by their case meets it
+    /// in tests. Equal to the same text read back (``init(text:)``): only its letters are
+    /// flagged.
+    var upperCased: UUIDBits {
+        var letters: UInt32 = 0
+        for digit in 0..<32 {
+            let word = digit < 16 ? high : low
+            let nibble = word >> UInt64(60 - 4 * (digit % 16)) & 0xF
+            if nibble >= 10 { letters |= 1 << UInt32(digit) }
+        }
+        return UUIDBits(high: high, low: low, capitals: letters)
     }
 
     /// The text, in the case it came in (lowercase for a UUID the server made).

@@ -130,7 +130,8 @@ extension AppSettingsChange {
 
 extension AppBundle {
     /// Reads an app's bundle strictly: `categories`, `sounds`, `entitlements`, each an array of
-    /// strings and each optional (absent: not described).
+    /// strings, and a website's `websiteURLFormat`, a string; each optional (absent: not
+    /// described).
     init(_ fields: BodyFields) throws {
         func strings(_ name: String) throws -> Set<String>? {
             guard let value = fields.value(name) else { return nil }
@@ -151,7 +152,7 @@ extension AppBundle {
         }
         self.init(
             categories: try strings("categories"), sounds: try strings("sounds"), entitlements: entitlements,
-            liveActivityTypes: try Self.liveActivityTypes(fields))
+            liveActivityTypes: try Self.liveActivityTypes(fields), websiteURLFormat: try fields.string("websiteURLFormat"))
     }
 
     /// `liveActivityTypes`: `{"<attributes-type>":{"attributes":{…},"contentState":{…}}}`, each
@@ -252,7 +253,7 @@ enum PhoneJSON {
     /// Every member of an app's settings object.
     static let appSettingKeys = ["installed", "authorization", "state", "foregroundPresentation"]
     /// Every member of an app's bundle object.
-    static let appBundleKeys = ["categories", "sounds", "entitlements", "liveActivityTypes"]
+    static let appBundleKeys = ["categories", "sounds", "entitlements", "liveActivityTypes", "websiteURLFormat"]
 
     /// The largest budget taken.
     static let maximumCount = 1_000_000
@@ -376,8 +377,8 @@ enum PhoneJSON {
         ]))
     }
 
-    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null,
-    /// "liveActivityTypes":{…}|null}` (null: not described).
+    /// `{"bundle":…,"categories":[…]|null,"sounds":[…]|null,"entitlements":[…]|null,`
+    /// `"liveActivityTypes":{…}|null,"websiteURLFormat":…|null}` (null: not described).
     static func app(_ bundleID: String, _ bundle: AppBundle?) -> JSONValue {
         func sorted(_ names: Set<String>?) -> JSONValue { names.map { .array($0.sorted().map { .string($0) }) } ?? .null }
         return .object(JSONObject([
@@ -387,6 +388,7 @@ enum PhoneJSON {
             ("sounds", sorted(bundle?.sounds)),
             ("entitlements", sorted(bundle?.entitlements.map { Set($0.map(\.rawValue)) })),
             ("liveActivityTypes", bundle?.liveActivityTypes.map(liveActivityTypes) ?? .null),
+            ("websiteURLFormat", bundle?.websiteURLFormat.map { .string($0) } ?? .null),
         ]))
     }
 
