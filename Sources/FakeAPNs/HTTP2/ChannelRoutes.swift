@@ -102,7 +102,8 @@ extension HTTP2Connection {
         }
         if let verifier = context.verifier,
             case .failure(let failure) = tokens.authenticate(
-                authorization: fields.authorization, verifier: verifier, sightings: context.tokenSightings)
+                authorization: fields.authorization, verifier: verifier, sightings: context.tokenSightings,
+                topic: route.bundleID, environment: context.policy.environment)
         {
             return ChannelRefusal(failure.reason, failure.detail)
         }
