@@ -34,15 +34,20 @@ final class DeviceTokenRateTests: XCTestCase {
         clock.set(to: Self.start)
         let policy = policy(try XCTUnwrap(DeviceTokenRateLimit(requests: 3, per: .seconds(10))), clock: clock)
         XCTAssertTrue(policy.isActive)
-        for n in 1...3 { XCTAssertFalse(isTooManyRequests(policy.judge(token: Fixtures.token, topic: nil)), "push \(n)") }
+        for n in 1...3 {
+            XCTAssertFalse(isTooManyRequests(policy.judge(token: Fixtures.token, topic: nil)), "push \(n)")
+        }
         let refused = policy.judge(token: Fixtures.token, topic: nil)
         XCTAssertTrue(isTooManyRequests(refused))
         if case .fault(let rule, _) = refused {
-            XCTAssertEqual("\(rule)", "the server's rate of 3 pushes per token within 10.0 seconds was reached for this token")
+            XCTAssertEqual(
+                "\(rule)", "the server's rate of 3 pushes per token within 10.0 seconds was reached for this token")
         }
-        XCTAssertFalse(isTooManyRequests(policy.judge(token: Fixtures.otherToken, topic: nil)), "another token has its own")
+        XCTAssertFalse(
+            isTooManyRequests(policy.judge(token: Fixtures.otherToken, topic: nil)), "another token has its own")
         clock.advance(by: .seconds(9))
-        XCTAssertTrue(isTooManyRequests(policy.judge(token: Fixtures.token, topic: nil)), "refusals do not count, nor end it")
+        XCTAssertTrue(
+            isTooManyRequests(policy.judge(token: Fixtures.token, topic: nil)), "refusals do not count, nor end it")
         clock.advance(by: .seconds(1))
         XCTAssertFalse(isTooManyRequests(policy.judge(token: Fixtures.token, topic: nil)), "a new window")
     }

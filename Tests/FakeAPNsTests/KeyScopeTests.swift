@@ -74,7 +74,9 @@ final class KeyScopeTests: XCTestCase {
         XCTAssertThrowsError(try key.scoped(to: [])) { XCTAssertTrue("\($0)".contains("no environment")) }
         XCTAssertThrowsError(try key.scoped(to: [.sandbox], topics: [])) { XCTAssertTrue("\($0)".contains("no topic")) }
         let tooMany = Set((0...JWTSigningKey.maximumTopicCount).map { "com.example.app\($0)" })
-        XCTAssertThrowsError(try key.scoped(to: [.sandbox], topics: tooMany)) { XCTAssertTrue("\($0)".contains("401 topics")) }
+        XCTAssertThrowsError(try key.scoped(to: [.sandbox], topics: tooMany)) {
+            XCTAssertTrue("\($0)".contains("401 topics"))
+        }
         XCTAssertThrowsError(try key.scoped(to: [.sandbox], relatedKeyID: "OTHERKEY01")) {
             XCTAssertTrue("\($0)".contains("only a topic-specific key"))
         }
@@ -90,7 +92,8 @@ final class KeyScopeTests: XCTestCase {
         let verifier = try Self.verifier()
         XCTAssertEqual(try reason(&session, verifier, "TEAMKEY001", environment: .sandbox), "BadEnvironmentKeyInToken")
         XCTAssertNil(session.currentToken, "a refused token binds nothing")
-        XCTAssertNil(try reason(&session, verifier, "TEAMKEY002", environment: .sandbox), "an unscoped key works in both")
+        XCTAssertNil(
+            try reason(&session, verifier, "TEAMKEY002", environment: .sandbox), "an unscoped key works in both")
         var production = ProviderTokenSession()
         XCTAssertNil(try reason(&production, verifier, "TEAMKEY001", environment: .production))
     }
@@ -99,7 +102,8 @@ final class KeyScopeTests: XCTestCase {
         var verifier = try Self.verifier()
         verifier.badEnvironmentReason = .badEnvironmentKeyIdInToken
         var session = ProviderTokenSession()
-        XCTAssertEqual(try reason(&session, verifier, "TOPICKEY01", environment: .sandbox), "BadEnvironmentKeyIdInToken")
+        XCTAssertEqual(
+            try reason(&session, verifier, "TOPICKEY01", environment: .sandbox), "BadEnvironmentKeyIdInToken")
         XCTAssertEqual(APNsReason.badEnvironmentKeyIdInToken.status, 403)
     }
 

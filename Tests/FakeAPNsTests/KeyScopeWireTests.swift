@@ -43,7 +43,9 @@ final class KeyScopeWireTests: XCTestCase {
     }
 
     func testCurlMeetsBadEnvironmentKeyInTokenWithASandboxKeyOnProduction() throws {
-        try start([try Self.key("SANDBOXK01").scoped(to: [.sandbox]), try Self.key("PRODKEY001").scoped(to: [.production])])
+        try start([
+            try Self.key("SANDBOXK01").scoped(to: [.sandbox]), try Self.key("PRODKEY001").scoped(to: [.production]),
+        ])
         let refused = try Curl.send(try push("SANDBOXK01"), to: server)
         XCTAssertEqual(refused.status, 403)
         XCTAssertEqual(refused.reason, "BadEnvironmentKeyInToken")
@@ -71,7 +73,8 @@ final class KeyScopeWireTests: XCTestCase {
             try push("TOPICKEY01", topic: "com.example.app.voip", pushType: "voip"),
         ], to: server)
         XCTAssertEqual(answers.map(\.status), [200, 400, 403, 403, 200])
-        XCTAssertEqual(answers.map(\.reason), [nil, "TopicDisallowed", "UnrelatedKeyIdInToken", "UnrelatedKeyIdInToken", nil])
+        XCTAssertEqual(
+            answers.map(\.reason), [nil, "TopicDisallowed", "UnrelatedKeyIdInToken", "UnrelatedKeyIdInToken", nil])
     }
 
     func testPythonH2WithUnscopedKeysWorksAsBefore() throws {
@@ -88,7 +91,8 @@ final class KeyScopeWireTests: XCTestCase {
         XCTAssertEqual(answers.map(\.status), [200, 200, 429])
         XCTAssertEqual(answers.last?.reason, "TooManyRequests")
         server.clock.advance(by: .seconds(600))
-        XCTAssertEqual(try Curl.send(try push("TEAMKEY001"), to: server).status, 200, "the next window, on the server's clock")
+        XCTAssertEqual(
+            try Curl.send(try push("TEAMKEY001"), to: server).status, 200, "the next window, on the server's clock")
     }
 
     func testPythonH2StaysExpiredOnItsConnectionWithTheSettingAndRecoversOnANewOne() throws {

@@ -74,7 +74,8 @@ public struct JWTSigningKey: Sendable, Hashable {
             guard !topics.isEmpty else { throw JWTKeyError("topic-specific key \(keyID) lists no topic") }
             guard topics.count <= Self.maximumTopicCount else {
                 throw JWTKeyError(
-                    "key \(keyID) lists \(topics.count) topics; a topic-specific key has at most \(Self.maximumTopicCount)")
+                    "key \(keyID) lists \(topics.count) topics; a topic-specific key has at most "
+                        + "\(Self.maximumTopicCount)")
             }
             guard !topics.contains(where: \.isEmpty) else { throw JWTKeyError("key \(keyID) lists an empty topic") }
         }

@@ -135,12 +135,14 @@ struct ProviderTokenSession: Sendable {
             return
         }
         guard let key = verifier.keys[claims.keyID] else {
-            throw ProviderTokenFailure(.invalidProviderToken, "the token's kid \(claims.keyID) is not a key this server trusts")
+            throw ProviderTokenFailure(
+                .invalidProviderToken, "the token's kid \(claims.keyID) is not a key this server trusts")
         }
         if let environment, !key.environments.contains(environment) {
             let environments = key.environments.map(\.rawValue).sorted().joined(separator: " and ")
             throw ProviderTokenFailure(
-                verifier.badEnvironmentReason, "key \(key.keyID) is for \(environments); this server plays \(environment)")
+                verifier.badEnvironmentReason,
+                "key \(key.keyID) is for \(environments); this server plays \(environment)")
         }
         if let boundTeamID, claims.teamID != boundTeamID {
             throw ProviderTokenFailure(

@@ -89,7 +89,9 @@ final class DeviceTokenRate: @unchecked Sendable {
             }
         }
         // Stale entries count against the queue's bound, so it stays within twice the tokens.
-        while windows[token] == nil && windows.count >= limit.trackedTokens || queue.count - head >= 2 * limit.trackedTokens {
+        while windows[token] == nil && windows.count >= limit.trackedTokens
+            || queue.count - head >= 2 * limit.trackedTokens
+        {
             dropHead()
         }
         windows[token] = (now, 1)
