@@ -77,6 +77,20 @@ final class KeyScopeWireTests: XCTestCase {
             answers.map(\.reason), [nil, "TopicDisallowed", "UnrelatedKeyIdInToken", "UnrelatedKeyIdInToken", nil])
     }
 
+    func testCurlMeetsTopicMismatchCreatingAChannelForABundleATopicKeyDoesNotList() throws {
+        try start([try Self.key("TOPICKEY01").scoped(to: [.production], topics: ["com.example.app"])])
+        let token = try ProviderTokenSigner.sign(keyID: "TOPICKEY01", teamID: TestCertificates.jwtTeamID)
+        func create(_ bundle: String) -> WirePush {
+            WirePush(
+                path: "/1/apps/\(bundle)/channels", headers: [("authorization", "bearer \(token)")],
+                body: #"{"message-storage-policy": 1, "push-type": "LiveActivity"}"#)
+        }
+        let other = try Curl.send(create("com.example.other"), to: server)
+        XCTAssertEqual(other.status, 403)
+        XCTAssertEqual(other.reason, "TopicMismatch")
+        XCTAssertEqual(try Curl.send(create("com.example.app"), to: server).status, 201)
+    }
+
     func testPythonH2WithUnscopedKeysWorksAsBefore() throws {
         try start([try Self.key("TEAMKEY001")])
         let answers = try PythonH2.send([try push("TEAMKEY001", topic: "com.example.anything")], to: server)
@@ -90,6 +104,9 @@ final class KeyScopeWireTests: XCTestCase {
         let answers = try (0..<3).map { _ in try Curl.send(try push("TEAMKEY001"), to: server) }
         XCTAssertEqual(answers.map(\.status), [200, 200, 429])
         XCTAssertEqual(answers.last?.reason, "TooManyRequests")
+        let refusal = try server.rejections.pop(timeout: .seconds(5))
+        XCTAssertEqual(refusal.reason, "TooManyRequests")
+        XCTAssertTrue(refusal.detail.contains("2 pushes per token within 600.0 seconds"), refusal.detail)
         server.clock.advance(by: .seconds(600))
         XCTAssertEqual(
             try Curl.send(try push("TEAMKEY001"), to: server).status, 200, "the next window, on the server's clock")
