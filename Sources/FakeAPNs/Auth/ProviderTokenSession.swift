@@ -17,7 +17,7 @@ import Foundation
 ///   team is ``APNsReason/invalidProviderToken``, as Apple documents ("the first push binds the
 ///   connection to a team") and as Pushy's mock answers.
 /// - The first accepted token also binds the connection to its key. A later key must be
-///   related to it (``JWTSigningKey/isRelated(to:)``): the same key, the related key a
+///   related to it (`JWTSigningKey.isRelated(to:)`): the same key, the related key a
 ///   topic-specific key names, or, when neither is topic-specific, any key of the team. Else
 ///   ``APNsReason/unrelatedKeyIdInToken``, as Apple documents for a topic-specific key followed
 ///   by an unrelated topic-specific key or a team-scoped one, and for a team-scoped key followed
