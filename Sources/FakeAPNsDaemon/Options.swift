@@ -235,9 +235,12 @@ public struct Options: Sendable {
             let parts = $2.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let count = Int(parts[0]), let seconds = Double(parts[1]), seconds.isFinite,
                 seconds >= 0.001, seconds <= 86_400 * 365,
-                let rate = DeviceTokenRateLimit(requests: count, per: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+                let rate = DeviceTokenRateLimit(
+                    requests: count, per: .milliseconds(Int64((seconds * 1000).rounded(.up))))
             else {
-                throw UsageError(description: "\($1) takes COUNT/SECONDS (a count of at least 1, seconds from 0.001 to a year), not '\($2)'")
+                throw UsageError(
+                    description: "\($1) takes COUNT/SECONDS (a count of at least 1, seconds from 0.001 to a year), "
+                        + "not '\($2)'")
             }
             $0.deviceTokenRate = rate
         },
