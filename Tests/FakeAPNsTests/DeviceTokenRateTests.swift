@@ -78,6 +78,21 @@ final class DeviceTokenRateTests: XCTestCase {
         XCTAssertLessThanOrEqual(rate.trackedCountLocked, 100, "a clock set back bounds the table all the same")
     }
 
+    func testTheBinaryGatewayRefusesPastTheRateWithProcessingError() throws {
+        let fixture = ServerFixture()
+        var configuration = FakeAPNsServer.Configuration()
+        configuration.deviceTokenRateLimit = DeviceTokenRateLimit(requests: 1, per: .seconds(600))
+        let server = try fixture.start(configuration, for: self)
+        let client = try server.connectClient()
+        try client.send(
+            BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
+                + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.alert))
+        XCTAssertEqual(
+            BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .processingError, identifier: 2))
+        XCTAssertEqual(server.notifications.snapshot().map(\.identifier), [1])
+        XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Processing error")
+    }
+
     func testOutOfRangeRatesAreRefused() {
         XCTAssertNil(DeviceTokenRateLimit(requests: 0, per: .seconds(1)))
         XCTAssertNil(DeviceTokenRateLimit(requests: 1, per: .zero))

@@ -164,6 +164,19 @@ final class KeyScopeTests: XCTestCase {
             "a key that names the first key as its related key is related to it")
     }
 
+    func testAKeyOfTheOtherEnvironmentAfterAFirstPushIsBadEnvironmentKeyInToken() throws {
+        var verifier = try Self.verifier()
+        verifier = ProviderTokenVerifier(
+            keys: Array(verifier.keys.values) + [try Self.key("SANDBOXK01").scoped(to: [.sandbox])])
+        for first in ["TOPICKEY01", "TEAMKEY001"] {
+            var session = ProviderTokenSession()
+            XCTAssertNil(try reason(&session, verifier, first))
+            XCTAssertEqual(
+                try reason(&session, verifier, "SANDBOXK01", at: Self.now + 1200), "BadEnvironmentKeyInToken",
+                "after \(first)")
+        }
+    }
+
     func testUnscopedKeysOfOneTeamStillFollowEachOther() throws {
         var session = ProviderTokenSession()
         let verifier = try Self.verifier()
