@@ -88,7 +88,8 @@ final class DeviceTokenRateTests: XCTestCase {
             BinaryEncoder.enhanced(identifier: 1, token: Fixtures.token, payload: Fixtures.alert)
                 + BinaryEncoder.enhanced(identifier: 2, token: Fixtures.token, payload: Fixtures.alert))
         XCTAssertEqual(
-            BinaryErrorResponse(bytes: try client.readToEnd()), BinaryErrorResponse(status: .processingError, identifier: 2))
+            BinaryErrorResponse(bytes: try client.readToEnd()),
+            BinaryErrorResponse(status: .processingError, identifier: 2))
         XCTAssertEqual(server.notifications.snapshot().map(\.identifier), [1])
         XCTAssertEqual(try server.rejections.pop(timeout: .seconds(5)).reason, "Processing error")
     }
