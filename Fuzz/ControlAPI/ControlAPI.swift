@@ -119,7 +119,7 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
         expectedMethod = "POST"
     case .setStrict:
         expectedMethod = "PUT"
-    case .clock, .phoneLog, .screen:
+    case .clock, .keys, .phoneLog, .screen:
         expectedMethod = "GET"
     case .nextPhoneDelivery(_, let timeout):
         require(timeout >= .zero && timeout <= .seconds(ControlLimits.maximumWait), "timeout \(timeout)")

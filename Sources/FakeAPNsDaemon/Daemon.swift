@@ -234,6 +234,9 @@ final class Daemon: Sendable {
         configuration.connectionRules = options.connectionRules
         configuration.lint = options.lint
         configuration.deviceLogLimit = options.deviceLogLimit
+        configuration.documentedBadEnvironmentReason = options.documentedBadEnvironmentReason
+        configuration.expiredProviderTokenWedgesConnection = options.expiredTokenWedgesConnection
+        configuration.deviceTokenRateLimit = options.deviceTokenRate
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = TLSIdentity(
                 certificateChainPEM: try Options.readFile("--cert", certificate),
@@ -271,7 +274,20 @@ final class Daemon: Sendable {
             for key in options.jwtKeys {
                 keys.append(try signingKey(keyID: key.keyID, teamID: key.teamID, path: key.path))
             }
-            return .token(keys.isEmpty ? [.test] : keys)
+            if keys.isEmpty { keys = [.test] }
+            for scope in options.jwtKeyScopes {
+                for index in keys.indices where keys[index].keyID == scope.keyID {
+                    let scoped = Result { () throws(JWTKeyError) in
+                        try keys[index].scoped(
+                            to: scope.environments, topics: scope.topics, relatedKeyID: scope.relatedKeyID)
+                    }
+                    switch scoped {
+                    case .success(let key): keys[index] = key
+                    case .failure(let error): throw Options.UsageError(description: "--jwt-key-scope: \(error.message)")
+                    }
+                }
+            }
+            return .token(keys)
         default:
             return .none
         }

@@ -22,6 +22,14 @@ public struct Options: Sendable {
     var webMaxConnections = ControlLimits.defaultMaximumConnections
     var authentication: String?
     var jwtKeys: [JWTKeyOption] = []
+    /// The `--jwt-key-scope`s, at most one per key ID.
+    var jwtKeyScopes: [JWTKeyScopeOption] = []
+    /// Answer a key for the other environment with Apple's documented spelling.
+    var documentedBadEnvironmentReason = false
+    /// Keep answering ExpiredProviderToken on a connection once it was.
+    var expiredTokenWedgesConnection = false
+    /// The per-device-token rate; nil: none.
+    var deviceTokenRate: DeviceTokenRateLimit?
     var environment = PushEnvironment.sandbox
     var devicesFile: String?
     /// The bundles with the broadcast capability; nil: every bundle.
@@ -56,6 +64,47 @@ public struct Options: Sendable {
         let keyID: String
         let teamID: String
         let path: String
+    }
+
+    /// A `--jwt-key-scope KEYID:ENVIRONMENT[:TOPIC,TOPIC...[:RELATEDKEYID]]`.
+    struct JWTKeyScopeOption: Sendable, Equatable {
+        let keyID: String
+        let environments: Set<PushEnvironment>
+        /// Nil: a team-scoped key.
+        let topics: Set<String>?
+        let relatedKeyID: String?
+
+        /// Parses one scope; `flag` names the option in messages.
+        static func parse(_ text: Substring, flag: String) throws -> JWTKeyScopeOption {
+            let usage = "\(flag) takes KEYID:ENVIRONMENT[:TOPIC,TOPIC...[:RELATEDKEYID]], ENVIRONMENT sandbox, "
+                + "production or both, not '\(text)'"
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard (2...4).contains(parts.count), !parts[0].isEmpty else { throw UsageError(description: usage) }
+            let environments: Set<PushEnvironment>
+            switch parts[1] {
+            case "both": environments = Set(PushEnvironment.allCases)
+            case let name:
+                guard let environment = PushEnvironment(rawValue: name) else { throw UsageError(description: usage) }
+                environments = [environment]
+            }
+            var topics: Set<String>?
+            if parts.count >= 3 {
+                let listed = parts[2].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                guard !listed.contains(where: \.isEmpty) else { throw UsageError(description: usage) }
+                guard listed.count <= JWTSigningKey.maximumTopicCount else {
+                    throw UsageError(
+                        description: "\(flag) \(parts[0]) lists \(listed.count) topics; a key has at most "
+                            + "\(JWTSigningKey.maximumTopicCount)")
+                }
+                topics = Set(listed)
+            }
+            var related: String?
+            if parts.count == 4 {
+                guard !parts[3].isEmpty, parts[3] != parts[0] else { throw UsageError(description: usage) }
+                related = parts[3]
+            }
+            return JWTKeyScopeOption(keyID: parts[0], environments: environments, topics: topics, relatedKeyID: related)
+        }
     }
 
     /// How the event log is written.
@@ -176,6 +225,34 @@ public struct Options: Sendable {
                 }
                 $0.jwtKeys.append(JWTKeyOption(keyID: parts[0], teamID: parts[1], path: parts[2]))
             }
+        },
+        Option(flag: "--jwt-key-scope", argument: "KEYID:ENVIRONMENT[:TOPIC,TOPIC...[:RELATEDKEYID]]", help: "Limits a trusted key as Apple's keys since February 2025: ENVIRONMENT sandbox, production or both; with topics, a topic-specific key (up to 400 topics) and the key ID of its one related key; repeatable, one per key; in the environment, separate scopes with spaces. A key for the other environment is answered 403 BadEnvironmentKeyInToken, an unlisted topic 400 TopicDisallowed, a switch to an unrelated key 403 UnrelatedKeyIdInToken.") {
+            for item in $2.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
+                let scope = try JWTKeyScopeOption.parse(item, flag: $1)
+                guard !$0.jwtKeyScopes.contains(where: { $0.keyID == scope.keyID }) else {
+                    throw UsageError(description: "\($1) scopes key \(scope.keyID) twice; give each key one scope")
+                }
+                $0.jwtKeyScopes.append(scope)
+            }
+        },
+        Option(flag: "--documented-bad-environment-reason", argument: nil, help: "Answer a key for the other environment with Apple's documented spelling BadEnvironmentKeyIdInToken instead of BadEnvironmentKeyInToken, the one APNs was seen to send.") {
+            $0.documentedBadEnvironmentReason = try flag($1, $2)
+        },
+        Option(flag: "--expired-token-wedges-connection", argument: nil, help: "Once a connection was answered 403 ExpiredProviderToken, answer every later request on it the same until the client reconnects, as Pushy's maintainers saw APNs do (off by default).") {
+            $0.expiredTokenWedgesConnection = try flag($1, $2)
+        },
+        Option(flag: "--device-token-rate", argument: "COUNT/SECONDS", help: "At most COUNT pushes to one device token within SECONDS on the server's clock; more are answered 429 TooManyRequests (off by default; 100000 tokens remembered at most).") {
+            let parts = $2.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let count = Int(parts[0]), let seconds = Double(parts[1]), seconds.isFinite,
+                seconds >= 0.001, seconds <= 86_400 * 365,
+                let rate = DeviceTokenRateLimit(
+                    requests: count, per: .milliseconds(Int64((seconds * 1000).rounded(.up))))
+            else {
+                throw UsageError(
+                    description: "\($1) takes COUNT/SECONDS (a count of at least 1, seconds from 0.001 to a year), "
+                        + "not '\($2)'")
+            }
+            $0.deviceTokenRate = rate
         },
         Option(flag: "--environment", argument: "ENV", help: "sandbox (default) or production: the environment played.") {
             guard let environment = PushEnvironment(rawValue: $2) else {
@@ -404,6 +481,15 @@ public struct Options: Sendable {
     private func check() throws {
         if !jwtKeys.isEmpty && authentication != nil && authentication != "token" {
             throw UsageError(description: "--jwt-key needs --auth token (or no --auth)")
+        }
+        if !jwtKeyScopes.isEmpty && Daemon.modeName(self) != "token" {
+            throw UsageError(description: "--jwt-key-scope needs token authentication (--jwt-key or --auth token)")
+        }
+        let trustedKeyIDs = jwtKeys.isEmpty ? [TestCertificates.jwtKeyID] : jwtKeys.map(\.keyID)
+        if let unknown = jwtKeyScopes.first(where: { !trustedKeyIDs.contains($0.keyID) }) {
+            throw UsageError(
+                description: "--jwt-key-scope names key \(unknown.keyID), which no --jwt-key trusts (trusted: "
+                    + trustedKeyIDs.joined(separator: ", ") + ")")
         }
         if (certificateFile == nil) != (keyFile == nil) {
             throw UsageError(description: certificateFile == nil ? "--key needs --cert" : "--cert needs --key")

@@ -17,11 +17,21 @@ import Glibc
 /// ```swift
 /// let key = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", p8File: "AuthKey_ABC123DEFG.p8")
 /// let same = try JWTSigningKey(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", publicKeyPEM: publicPEM)
-/// key == same   // true: keys compare by key ID, team ID and public key
+/// key == same   // true: keys compare by key ID, team ID, public key and scope
 /// ```
 ///
 /// Every initialiser checks that the key is an EC key on the P-256 curve (ES256), and throws a
 /// ``JWTKeyError`` that says what is wrong otherwise.
+///
+/// A key made this way works in both environments and for every topic of its team, as the keys
+/// Apple issued before February 2025 do. ``scoped(to:topics:relatedKeyID:)`` limits it as Apple's
+/// newer keys are limited: a team-scoped key to sandbox or production, a topic-specific key to
+/// one environment and a list of topics, with at most one related key:
+///
+/// ```swift
+/// let sandboxOnly = try key.scoped(to: [.sandbox])
+/// let appKey = try key.scoped(to: [.production], topics: ["com.example.app"], relatedKeyID: "REL123KEY0")
+/// ```
 public struct JWTSigningKey: Sendable, Hashable {
     /// The key ID: the `kid` of the tokens it verifies (10 characters at Apple).
     public let keyID: String
@@ -31,6 +41,78 @@ public struct JWTSigningKey: Sendable, Hashable {
     let publicKeyDER: [UInt8]
     /// The parsed public key, kept so verification does not parse it again.
     let publicKey: EVPKey
+    /// The environments whose endpoints accept the key's tokens: both (the default, as for
+    /// the keys Apple issued before February 2025), or one. A token of a key not valid for the
+    /// server's environment is answered 403 `BadEnvironmentKeyInToken`.
+    public private(set) var environments: Set<PushEnvironment> = Set(PushEnvironment.allCases)
+    /// The topics a topic-specific key may push to (bundle IDs; a push type's suffix such as
+    /// `.voip` is allowed after each); nil (the default): a team-scoped key, valid for every
+    /// topic of its team.
+    public private(set) var topics: Set<String>?
+    /// The key ID of the one key related to this topic-specific key: a connection whose first
+    /// push used either may go on with the other. Nil: none.
+    public private(set) var relatedKeyID: String?
+
+    /// The most topics one topic-specific key lists, as at Apple.
+    public static let maximumTopicCount = 400
+
+    /// Whether the key is topic-specific (it lists its topics).
+    public var isTopicSpecific: Bool { topics != nil }
+
+    /// This key, limited to `environments` and, for a topic-specific key, to `topics` (with the
+    /// key ID of its related key, if it has one), as Apple's keys made since February 2025
+    /// are: a team-scoped key to one environment, a topic-specific key to one environment and
+    /// at most ``maximumTopicCount`` topics.
+    ///
+    /// - Throws: ``JWTKeyError`` when `environments` is empty, `topics` is empty, too long or
+    ///   has an empty topic, or `relatedKeyID` is given without topics or names this key.
+    public func scoped(
+        to environments: Set<PushEnvironment>, topics: Set<String>? = nil, relatedKeyID: String? = nil
+    ) throws(JWTKeyError) -> JWTSigningKey {
+        guard !environments.isEmpty else { throw JWTKeyError("key \(keyID) is limited to no environment") }
+        if let topics {
+            guard !topics.isEmpty else { throw JWTKeyError("topic-specific key \(keyID) lists no topic") }
+            guard topics.count <= Self.maximumTopicCount else {
+                throw JWTKeyError(
+                    "key \(keyID) lists \(topics.count) topics; a topic-specific key has at most "
+                        + "\(Self.maximumTopicCount)")
+            }
+            guard !topics.contains(where: \.isEmpty) else { throw JWTKeyError("key \(keyID) lists an empty topic") }
+        }
+        if let relatedKeyID {
+            guard topics != nil else {
+                throw JWTKeyError("only a topic-specific key has a related key; key \(keyID) lists no topics")
+            }
+            guard !relatedKeyID.isEmpty, relatedKeyID != keyID else {
+                throw JWTKeyError("key \(keyID)'s related key must be another key, not '\(relatedKeyID)'")
+            }
+        }
+        var key = self
+        key.environments = environments
+        key.topics = topics
+        key.relatedKeyID = relatedKeyID
+        return key
+    }
+
+    /// Whether the key's tokens may push to `topic`: every topic for a team-scoped key; for a
+    /// topic-specific one, a listed topic, or a listed topic followed by a push type's suffix
+    /// (`com.example.app.voip` for `com.example.app`).
+    public func allows(topic: String) -> Bool {
+        guard let topics else { return true }
+        if topics.contains(topic) { return true }
+        guard let suffix = PushType.named(byTopic: topic)?.topicSuffix, topic.count > suffix.count else {
+            return false
+        }
+        return topics.contains(String(topic.dropLast(suffix.count)))
+    }
+
+    /// Whether a connection whose first push used this key may go on with `other`: the same
+    /// key, a key named as related by either, or, when neither is topic-specific, any key of
+    /// the same team (keys of one team are related, as they were before topic-specific keys).
+    func isRelated(to other: JWTSigningKey) -> Bool {
+        if other.keyID == keyID || relatedKeyID == other.keyID || other.relatedKeyID == keyID { return true }
+        return !isTopicSpecific && !other.isTopicSpecific
+    }
 
     /// The public key as SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`), in OpenSSL's
     /// layout (64-character lines) whatever layout it was given in.
@@ -125,16 +207,21 @@ public struct JWTSigningKey: Sendable, Hashable {
         self.publicKey = key
     }
 
-    /// Keys are equal when their key IDs, team IDs and public keys are.
+    /// Keys are equal when their key IDs, team IDs, public keys and scopes (environments,
+    /// topics, related key) are.
     public static func == (lhs: JWTSigningKey, rhs: JWTSigningKey) -> Bool {
         lhs.keyID == rhs.keyID && lhs.teamID == rhs.teamID && lhs.publicKeyDER == rhs.publicKeyDER
+            && lhs.environments == rhs.environments && lhs.topics == rhs.topics && lhs.relatedKeyID == rhs.relatedKeyID
     }
 
-    /// Hashes the key ID, team ID and public key.
+    /// Hashes the key ID, team ID, public key and scopes.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(keyID)
         hasher.combine(teamID)
         hasher.combine(publicKeyDER)
+        hasher.combine(environments)
+        hasher.combine(topics)
+        hasher.combine(relatedKeyID)
     }
 }
 

@@ -14,8 +14,10 @@ import Foundation
 /// ```
 public struct ProviderTokenFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The reason for the response body: ``APNsReason/missingProviderToken``,
-    /// ``APNsReason/invalidProviderToken``, ``APNsReason/expiredProviderToken`` or
-    /// ``APNsReason/tooManyProviderTokenUpdates``.
+    /// ``APNsReason/invalidProviderToken``, ``APNsReason/expiredProviderToken``,
+    /// ``APNsReason/tooManyProviderTokenUpdates``, or for a scoped key (``JWTSigningKey``)
+    /// ``APNsReason/badEnvironmentKeyInToken`` (or ``APNsReason/badEnvironmentKeyIdInToken``),
+    /// ``APNsReason/unrelatedKeyIdInToken`` or ``APNsReason/topicDisallowed``.
     public let reason: APNsReason
     /// What exactly was wrong, as a sentence without a final period.
     public let detail: String

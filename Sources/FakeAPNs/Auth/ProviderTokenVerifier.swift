@@ -54,6 +54,14 @@ public struct ProviderTokenVerifier: Sendable {
     public let keys: [String: JWTSigningKey]
     /// How far in the future an `iat` may be before the token is invalid.
     public let clockSkew: TimeInterval
+    /// The reason a key not valid for the server's environment is answered with:
+    /// `BadEnvironmentKeyInToken` (the default, the spelling APNs was seen to send) or Apple's
+    /// documented `BadEnvironmentKeyIdInToken` (``FakeAPNsServer/Configuration``'s
+    /// `badEnvironmentKeyReason`).
+    var badEnvironmentReason = APNsReason.badEnvironmentKeyInToken
+    /// Whether a connection answered `ExpiredProviderToken` stays so until it closes
+    /// (``FakeAPNsServer/Configuration``'s `expiredProviderTokenWedgesConnection`; off by default).
+    var expiredTokenWedgesConnection = false
 
     /// A verifier trusting `keys`, forgiving clocks up to `clockSkew` seconds ahead.
     public init(keys: some Sequence<JWTSigningKey>, clockSkew: TimeInterval = defaultClockSkew) {

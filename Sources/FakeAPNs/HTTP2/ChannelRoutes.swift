@@ -102,9 +102,11 @@ extension HTTP2Connection {
         }
         if let verifier = context.verifier,
             case .failure(let failure) = tokens.authenticate(
-                authorization: fields.authorization, verifier: verifier, sightings: context.tokenSightings)
+                authorization: fields.authorization, verifier: verifier, sightings: context.tokenSightings,
+                topic: route.bundleID, environment: context.policy.environment)
         {
-            return ChannelRefusal(failure.reason, failure.detail)
+            // The channel APIs answer a bundle the credentials do not cover TopicMismatch (403).
+            return ChannelRefusal(failure.reason == .topicDisallowed ? .topicMismatch : failure.reason, failure.detail)
         }
         let bundleID = route.bundleID
         if let suffix = ChannelRequests.pushTypeSuffix(of: bundleID) {

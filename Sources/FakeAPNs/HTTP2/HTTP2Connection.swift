@@ -440,7 +440,8 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         var claims: ProviderTokenClaims?
         if let verifier = context.verifier {
             switch tokens.authenticate(
-                authorization: validated.authorization, verifier: verifier, sightings: context.tokenSightings)
+                authorization: validated.authorization, verifier: verifier, sightings: context.tokenSightings,
+                topic: validated.topic, environment: context.policy.environment)
             {
             case .failure(let failure):
                 return refuse(stream, fields, body, failure.reason, failure.detail, validated: validated)

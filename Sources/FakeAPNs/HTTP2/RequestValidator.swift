@@ -16,8 +16,9 @@ enum TopicAuthority: Sendable, Hashable {
     /// and a request without `apns-topic` takes the certificate's topic when it has exactly
     /// one, as Apple takes it; none otherwise.
     case anyWithCertificate(topics: [String])
-    /// Token (JWT) authentication: `apns-topic` is required, and any topic is allowed here
-    /// (binding topics to the token's team is the JWT check's job).
+    /// Token (JWT) authentication: `apns-topic` is required, and any topic is allowed here:
+    /// the token check (`ProviderTokenSession`) refuses a topic a topic-specific key does not
+    /// list, once it knows the token's key.
     case token
     /// Certificate authentication: the topics the client certificate covers, that is its
     /// subject UID and the topics of Apple's topics extension (``CertificateTopics``).

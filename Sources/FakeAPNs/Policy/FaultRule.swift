@@ -111,6 +111,9 @@ public struct FaultRule: Sendable, CustomStringConvertible {
     public var action: Action
     /// How many times.
     public var times: Times
+    /// What the rule stands for when the server made it itself (the per-token rate), said in
+    /// place of its action and match; nil for a rule a test added.
+    private(set) var origin: String?
 
     /// A rule; by default it acts once.
     public init(match: Match, action: Action, times: Times = .once) {
@@ -119,8 +122,16 @@ public struct FaultRule: Sendable, CustomStringConvertible {
         self.times = times
     }
 
+    /// The rule the per-token rate (``DeviceTokenRateLimit``) acts as on a push to `token`
+    /// it refuses: 429 `TooManyRequests`, the refusal's detail saying why.
+    static func tokenRate(_ token: DeviceToken, _ why: String) -> FaultRule {
+        var rule = FaultRule(match: .token(token), action: .respond(.tooManyRequests), times: .always)
+        rule.origin = why
+        return rule
+    }
+
     /// The action, the match and the times, as fault details in rejections read.
-    public var description: String { "\(action) for \(match), \(times)" }
+    public var description: String { origin ?? "\(action) for \(match), \(times)" }
 }
 
 /// The fault rules of a server. Rules are added and removed while it runs; the first rule that

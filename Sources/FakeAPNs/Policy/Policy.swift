@@ -6,8 +6,9 @@ import Foundation
 import Synchronization
 
 /// Decides, for each well-formed notification, whether it is accepted: fault rules first (the
-/// test asked for them explicitly), then the device registry. With no rule and an empty open
-/// registry it is inactive, and the gateway skips it with one atomic load.
+/// test asked for them explicitly), then the device registry, then the per-token rate when one
+/// is set (``DeviceTokenRateLimit``). With no rule, an empty open registry and no rate it is
+/// inactive, and the gateway skips it with one atomic load.
 ///
 /// The rules and the registry share one lock, so a verdict sees them as they were at one
 /// instant; each says whether it can refuse anything through `PolicyActivity`, in the same step
@@ -17,6 +18,8 @@ final class Policy: Sendable {
     let faults: FaultRules
     let devices: DeviceRegistry
     let environment: PushEnvironment
+    /// The per-token rate's windows; nil: no rate.
+    let tokenRate: DeviceTokenRate?
     private let lock = ConditionLock()
     private let activity = PolicyActivity()
 
@@ -36,11 +39,14 @@ final class Policy: Sendable {
 
     init(
         strict: Bool, environment: PushEnvironment, feedback: FeedbackService,
-        clock: ServerClock = ServerClock()
+        clock: ServerClock = ServerClock(), tokenRateLimit: DeviceTokenRateLimit? = nil
     ) {
         faults = FaultRules(lock: lock, activity: activity)
         devices = DeviceRegistry(strict: strict, feedback: feedback, lock: lock, activity: activity, clock: clock)
         self.environment = environment
+        tokenRate = tokenRateLimit.map { DeviceTokenRate(limit: $0, clock: clock) }
+        // A rate judges every push for as long as the server runs.
+        if tokenRate != nil { lock.withLock { activity.setLocked(PolicyActivity.tokenRate, true) } }
     }
 
     /// Whether any rule or registry entry can refuse anything.
@@ -54,6 +60,7 @@ final class Policy: Sendable {
             // reads as inactive between the two.
             devices.resetLocked(strict: strict)
             faults.removeAllLocked()
+            tokenRate?.resetLocked()
         }
     }
 
@@ -65,7 +72,11 @@ final class Policy: Sendable {
         lock.withLock {
             if !afterDelay, let verdict = faultLocked(FaultRules.Subject(token: token, topic: topic)) { return verdict }
             let verdict = devices.verdictLocked(for: token, topic: topic, serverEnvironment: environment)
-            return verdict == .accept ? .accept : .registry(verdict)
+            guard verdict == .accept else { return .registry(verdict) }
+            if let tokenRate, let refusal = tokenRate.refusalLocked(for: token) {
+                return .fault(FaultRule.tokenRate(token, refusal), .respond(.tooManyRequests))
+            }
+            return .accept
         }
     }
 
@@ -92,6 +103,7 @@ final class Policy: Sendable {
 final class PolicyActivity: Sendable {
     static let faults: UInt8 = 1
     static let devices: UInt8 = 2
+    static let tokenRate: UInt8 = 4
     private let bits = Atomic<UInt8>(0)
 
     var isActive: Bool { bits.load(ordering: .acquiring) != 0 }

@@ -112,6 +112,17 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// What a provider API connection costs a sender that errs (a stream limit of 1 after a
         /// refusal, GOAWAY after too many) and how long it lives; Apple's behaviour by default.
         public var connectionRules = ProviderConnectionRules()
+        /// Answer a token whose key is not valid for ``environment`` with Apple's documented
+        /// `BadEnvironmentKeyIdInToken` instead of `BadEnvironmentKeyInToken` (the default), the
+        /// spelling APNs was seen to send (APNSwift PR #229, 2025). Both are 403.
+        public var documentedBadEnvironmentReason = false
+        /// Once a connection was answered `ExpiredProviderToken`, answer every later request on it
+        /// the same until the client reconnects, as Pushy's maintainers saw APNs do
+        /// (jchambers/pushy PR #783). Default false: a fresh token recovers the connection.
+        public var expiredProviderTokenWedgesConnection = false
+        /// A per-device-token rate answered 429 `TooManyRequests` (``DeviceTokenRateLimit``), on
+        /// every API that pushes to a device; nil (the default): none.
+        public var deviceTokenRateLimit: DeviceTokenRateLimit?
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -242,7 +253,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         if let onEvent { announceDeviceLog = { entries in onEvent(.deviceLog(entries)) } }
         let policy = Policy(
             strict: configuration.strictDeviceRegistry, environment: configuration.environment, feedback: feedback,
-            clock: clock)
+            clock: clock, tokenRateLimit: configuration.deviceTokenRateLimit)
         self.policy = policy
         let registry = policy.devices
         let phones = DeviceModel(
@@ -413,7 +424,12 @@ public final class FakeAPNsServer: @unchecked Sendable {
                 identity: configuration.identity, clientCertificates: clientCertificates, offerHTTP2: true)
         var verifier: ProviderTokenVerifier?
         if case .token(let keys) = configuration.authentication {
-            verifier = ProviderTokenVerifier(keys: keys)
+            var tokenVerifier = ProviderTokenVerifier(keys: keys)
+            if configuration.documentedBadEnvironmentReason {
+                tokenVerifier.badEnvironmentReason = .badEnvironmentKeyIdInToken
+            }
+            tokenVerifier.expiredTokenWedgesConnection = configuration.expiredProviderTokenWedgesConnection
+            verifier = tokenVerifier
         }
         var context2 = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,

@@ -312,6 +312,8 @@ struct ControlRoutes: Sendable {
 
         // The device model: a change plays what it releases before the answer, on a handler
         // thread since it takes the intake's lock.
+        case .keys:
+            return .json(200, ControlJSON.keys(server.configuration))
         case .clock:
             return .json(200, PhoneJSON.clock(server.clock))
         case .moveClock(let move):

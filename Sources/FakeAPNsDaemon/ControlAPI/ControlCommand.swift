@@ -157,6 +157,8 @@ enum ControlCommand: Sendable {
     case clearDeliveries
     case nextDelivery(DeliveryFilter, timeout: Duration)
     case reset
+    /// `GET /api/v1/keys`: the keys trusted for provider tokens, with their scopes.
+    case keys
     case clock
     case moveClock(ClockMove)
     case updatePhone(DeviceToken, PhoneSettingsChange)
@@ -355,6 +357,10 @@ extension ControlCommand {
             try query.expectNone()
             guard !path[3].isEmpty else { throw ControlError.badRequest("invalid_path", "the apns-unique-id is empty") }
             self = .deliveryLog(uniqueID: path[3])
+        case ["api", "v1", "keys"]:
+            try allow("GET")
+            try query.expectNone()
+            self = .keys
         case ["api", "v1", "clock"]:
             try allow("GET", "POST")
             try query.expectNone()

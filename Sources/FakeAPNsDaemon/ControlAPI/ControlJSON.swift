@@ -18,6 +18,44 @@ enum ControlJSON {
         ]
     }
 
+    /// `{"authentication":"token","keys":[{"keyID":"…","teamID":"…","environments":["production"],
+    /// "topics":["com.x"]|null,"relatedKeyID":"…"|null}],"badEnvironmentReason":"BadEnvironmentKeyInToken",
+    /// "expiredTokenWedgesConnection":false}`: the keys trusted for provider tokens (none unless
+    /// the authentication is `token`), sorted by key ID, and how token refusals are answered.
+    static func keys(_ configuration: FakeAPNsServer.Configuration) -> JSONValue {
+        var mode = "none"
+        var keys: [JWTSigningKey] = []
+        switch configuration.authentication {
+        case .none: mode = "none"
+        case .certificate: mode = "certificate"
+        case .token(let trusted):
+            mode = "token"
+            keys = trusted.sorted { $0.keyID < $1.keyID }
+        }
+        let reason: APNsReason =
+            configuration.documentedBadEnvironmentReason ? .badEnvironmentKeyIdInToken : .badEnvironmentKeyInToken
+        let listed: [JSONValue] = keys.map(key)
+        return .object(JSONObject([
+            ("authentication", .string(mode)),
+            ("keys", .array(listed)),
+            ("badEnvironmentReason", .string(reason.rawValue)),
+            ("expiredTokenWedgesConnection", .bool(configuration.expiredProviderTokenWedgesConnection)),
+        ]))
+    }
+
+    /// One trusted key and its scope, as ``keys(_:)`` lists it.
+    static func key(_ key: JWTSigningKey) -> JSONValue {
+        let environments: [JSONValue] = key.environments.map(\.rawValue).sorted().map { .string($0) }
+        let topics: JSONValue = key.topics.map { topics in .array(topics.sorted().map { .string($0) }) } ?? .null
+        return .object(JSONObject([
+            ("keyID", .string(key.keyID)),
+            ("teamID", .string(key.teamID)),
+            ("environments", .array(environments)),
+            ("topics", topics),
+            ("relatedKeyID", key.relatedKeyID.map { .string($0) } ?? .null),
+        ]))
+    }
+
     /// `{"id":"…","bundle":"com.x","environment":"sandbox","storagePolicy":1,"createdAt":"…","subscriberCount":2}`:
     /// the subscribers themselves are read page by page (``subscriberPage(_:)``).
     static func channel(_ channel: Channel, subscriberCount: Int) -> JSONValue {
