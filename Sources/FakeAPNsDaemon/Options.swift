@@ -332,7 +332,7 @@ public struct Options: Sendable {
         Option(flag: "--error-limit", argument: "COUNT", help: "End a provider API connection with GOAWAY after this many refusals (4xx but 410) within --error-window (default 1000; 0: never).") {
             $0.connectionRules.errorLimit = try limit($1, $2)
         },
-        Option(flag: "--bad-device-token-limit", argument: "COUNT", help: "The same for BadDeviceToken refusals, which Apple says end a connection sooner (default 100; 0: only --error-limit counts them).") {
+        Option(flag: "--bad-device-token-limit", argument: "COUNT", help: "The same for BadDeviceToken refusals, which Apple says end a connection sooner (default 500; 0: only --error-limit counts them).") {
             $0.connectionRules.badDeviceTokenLimit = try limit($1, $2)
         },
         Option(flag: "--error-window", argument: "SECONDS", help: "The window --error-limit and --bad-device-token-limit count refusals in, on the server's clock (default 60).") {

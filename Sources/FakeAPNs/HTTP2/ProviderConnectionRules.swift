@@ -19,9 +19,10 @@ public struct ProviderConnectionRules: Sendable, Equatable {
     /// with GOAWAY, as Apple documents it disconnects "a provider connection with too many
     /// error conditions". Default 1,000; nil: never.
     public var errorLimit: Int? = 1000
-    /// The same for `BadDeviceToken`, which Apple says ends a connection sooner. Default 100;
-    /// nil: only ``errorLimit`` counts them.
-    public var badDeviceTokenLimit: Int? = 100
+    /// The same for `BadDeviceToken`, which Apple says ends a connection sooner. Default 500
+    /// (a test that sends a few hundred on one connection on purpose, as a registry or fault
+    /// test may, is not cut off); nil: only ``errorLimit`` counts them.
+    public var badDeviceTokenLimit: Int? = 500
     /// The window the limits count refusals in, on the server's clock. Default 60 s.
     public var errorWindow: Duration = .seconds(60)
     /// What a stream opened over the concurrent-stream limit the client acknowledged meets.
