@@ -88,9 +88,14 @@ enum ServeCommand {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
+        // A stop stuck somewhere must not keep the clients, or whoever waits for the process,
+        // waiting for ever; without a thread to watch it, it goes on unwatched.
+        let watchdog = try? StopWatchdog()
         log.prepareToClose()
-        daemon.stop()
+        daemon.stop { watchdog?.begin($0) }
+        watchdog?.begin("writing the log to its last line")
         close(log)
+        watchdog?.finished()
         return 0
     }
 
