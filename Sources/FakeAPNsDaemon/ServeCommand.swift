@@ -93,9 +93,8 @@ enum ServeCommand {
         let watchdog = try? StopWatchdog()
         log.prepareToClose()
         daemon.stop { watchdog?.begin($0) }
-        watchdog?.begin("writing the log to its last line")
-        close(log)
         watchdog?.finished()
+        close(log)
         return 0
     }
 
