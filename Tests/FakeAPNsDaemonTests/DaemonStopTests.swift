@@ -28,8 +28,10 @@ final class DaemonStopTests: XCTestCase {
         try Self.curl(web, method, path)
     }
 
-    private static func curl(_ web: Int, _ method: String, _ path: String) throws -> (status: Int, body: String) {
-        let result = try FakeAPNsDaemonTests.curl(port: web, method, path)
+    private static func curl(
+        _ web: Int, _ method: String, _ path: String, maxTime: Int? = nil
+    ) throws -> (status: Int, body: String) {
+        let result = try FakeAPNsDaemonTests.curl(port: web, method, path, maxTime: maxTime)
         return (result.status, result.body + result.error)
     }
 
@@ -49,7 +51,8 @@ final class DaemonStopTests: XCTestCase {
         let started = ContinuousClock.now
         let metrics: (status: Int, body: String)
         do {
-            metrics = try curl(web, "GET", "/metrics")
+            // Bounded, so that a control API that stopped answering shows in the message.
+            metrics = try Self.curl(web, "GET", "/metrics", maxTime: 10)
         } catch {
             seen = "no answer from /metrics after \(ContinuousClock.now - started): \(error)"
             return nil
