@@ -140,8 +140,7 @@ final class Daemon: Sendable {
         control?.refuseNewWaits()
         step("stopping the APNs listeners")
         server.stop()
-        step("answering the control API's waits and closing it")
-        control?.stop()
+        control?.stop(step: step)
     }
 
     /// The control API's bound port (0 until it listens).

@@ -12,8 +12,8 @@ final class StopWatchdogTests: XCTestCase {
     func testAStopStillRunningAfterTheLimitIsReportedWithItsStep() throws {
         let reports = Mailbox<String>(noun: "stuck step")
         let watchdog = try StopWatchdog(limit: .milliseconds(50)) { reports.append($0) }
-        watchdog.begin("answering the control API's waits and closing it")
-        XCTAssertEqual(try reports.pop(timeout: .seconds(10)), "answering the control API's waits and closing it")
+        watchdog.begin("joining the control API's threads")
+        XCTAssertEqual(try reports.pop(timeout: .seconds(10)), "joining the control API's threads")
     }
 
     func testAStopThatFinishedInTimeIsNeverReported() throws {
