@@ -133,12 +133,14 @@ final class Daemon: Sendable {
 
     /// Stops every APNs listener, then the control API. A `next` that starts meanwhile is
     /// answered 503 at once; those already waiting wait on while the listeners stop (their
-    /// last connections still deliver), then are answered 503 before the API closes.
-    func stop() {
+    /// last connections still deliver), then are answered 503 before the API closes. `step` is
+    /// told each step as it begins.
+    func stop(step: (String) -> Void = { _ in }) {
         let control = api.withLock { $0.api }
         control?.refuseNewWaits()
+        step("stopping the APNs listeners")
         server.stop()
-        control?.stop()
+        control?.stop(step: step)
     }
 
     /// The control API's bound port (0 until it listens).

@@ -88,8 +88,12 @@ enum ServeCommand {
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
+        // A stop stuck somewhere must not keep the clients, or whoever waits for the process,
+        // waiting for ever; without a thread to watch it, it goes on unwatched.
+        let watchdog = try? StopWatchdog()
         log.prepareToClose()
-        daemon.stop()
+        daemon.stop { watchdog?.begin($0) }
+        watchdog?.finished()
         close(log)
         return 0
     }

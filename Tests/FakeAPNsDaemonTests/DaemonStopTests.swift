@@ -28,8 +28,10 @@ final class DaemonStopTests: XCTestCase {
         try Self.curl(web, method, path)
     }
 
-    private static func curl(_ web: Int, _ method: String, _ path: String) throws -> (status: Int, body: String) {
-        let result = try FakeAPNsDaemonTests.curl(port: web, method, path)
+    private static func curl(
+        _ web: Int, _ method: String, _ path: String, maxTime: Int? = nil
+    ) throws -> (status: Int, body: String) {
+        let result = try FakeAPNsDaemonTests.curl(port: web, method, path, maxTime: maxTime)
         return (result.status, result.body + result.error)
     }
 
@@ -43,29 +45,80 @@ final class DaemonStopTests: XCTestCase {
             .reduce(0, +)
     }
 
-    /// The control API's long polls waiting now, from `/metrics` (nil when it does not answer).
-    private func waits(_ web: Int) -> Int? {
-        guard let metrics = try? curl(web, "GET", "/metrics"), metrics.status == 200 else { return nil }
-        return metrics.body.split(separator: "\n").first { $0.hasPrefix("fakeapns_control_waits ") }
+    /// The control API's long polls waiting now, from `/metrics`; what came instead when it
+    /// did not say (`seen` keeps the last answer, for a failure message).
+    private func waits(_ web: Int, seen: inout String) -> Int? {
+        let started = ContinuousClock.now
+        let metrics: (status: Int, body: String)
+        do {
+            // Bounded, so that a control API that stopped answering shows in the message.
+            metrics = try Self.curl(web, "GET", "/metrics", maxTime: 10)
+        } catch {
+            seen = "no answer from /metrics after \(ContinuousClock.now - started): \(error)"
+            return nil
+        }
+        let count = metrics.body.split(separator: "\n").first { $0.hasPrefix("fakeapns_control_waits ") }
             .flatMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        seen = metrics.status == 200 && count != nil
+            ? "\(count ?? 0) waits" : "/metrics answered \(metrics.status): \(metrics.body.prefix(300))"
+        return metrics.status == 200 ? count : nil
+    }
+
+    /// A waiter's answer: the HTTP status (0 when curl got none, -1 when curl did not end), the
+    /// body or what went wrong, and when it came.
+    private struct Answer: Sendable {
+        let status: Int
+        let body: String
+        let at: ContinuousClock.Instant
     }
 
     /// Starts `count` curl requests on threads of their own; the mailbox gets each answer.
-    private func waiters(_ web: Int, _ path: String, count: Int) throws -> Mailbox<(status: Int, body: String)> {
-        let answers = Mailbox<(status: Int, body: String)>(noun: "answer")
+    private func waiters(_ web: Int, _ path: String, count: Int) throws -> Mailbox<Answer> {
+        let answers = Mailbox<Answer>(noun: "answer")
         for _ in 0..<count {
             try OSThread(name: "curl-waiter") {
-                answers.append((try? Self.curl(web, "GET", path)) ?? (-1, "curl did not run"))
+                do {
+                    let answer = try Self.curl(web, "GET", path)
+                    answers.append(Answer(status: answer.status, body: answer.body, at: .now))
+                } catch {
+                    answers.append(Answer(status: -1, body: "curl did not end: \(error)", at: .now))
+                }
             }.detach()
         }
         return answers
     }
 
-    private func expect503(_ answers: Mailbox<(status: Int, body: String)>, count: Int) throws {
-        for answer in try answers.pop(count: count, timeout: .seconds(30)) {
-            XCTAssertEqual(answer.status, 503, answer.body)
-            XCTAssertEqual(try? JSONValue(parsing: answer.body)["error"], "unavailable", answer.body)
+    /// Expects `count` answers 503 `unavailable`, each within 30 s; a failure says when each came
+    /// (after `since`, the signal) and how the daemon is.
+    private func expect503(
+        _ answers: Mailbox<Answer>, count: Int, since: ContinuousClock.Instant, daemon: DaemonFixture
+    ) throws {
+        let came: [Answer]
+        do {
+            came = try answers.pop(count: count, timeout: .seconds(30))
+        } catch {
+            XCTFail("\(error); \(Self.state(of: daemon))")
+            return
         }
+        var state: String?  // asked once, at the first failure
+        for answer in came {
+            func when() -> String {
+                state = state ?? Self.state(of: daemon)
+                return "\(answer.body); \(answer.at - since) after the signal; \(state ?? "")"
+            }
+            XCTAssertEqual(answer.status, 503, when())
+            XCTAssertEqual(try? JSONValue(parsing: answer.body)["error"], "unavailable", when())
+        }
+    }
+
+    /// Whether the daemon runs, or how it ended and what it wrote to standard error.
+    private static func state(of daemon: DaemonFixture) -> String {
+        guard !daemon.process.isRunning else {
+            let threads = daemon.threadDump().map { ", its threads:\n\($0)" } ?? ""
+            return "the daemon (pid \(daemon.process.processIdentifier)) still runs\(threads)"
+        }
+        return "the daemon exited with status \(daemon.process.terminationStatus), standard error: "
+            + "\"\(daemon.standardError)\""
     }
 
     /// Sends enhanced notifications on one connection, as fast as the daemon takes them, until
@@ -98,9 +151,13 @@ final class DaemonStopTests: XCTestCase {
         let answers = try waiters(daemon.web, "/api/v1/notifications/next?timeout=60", count: 20)
         // Each request is waiting (not merely connected) before the signal: a connection whose
         // request has not arrived yet is closed by the stop without an answer.
-        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.waits(daemon.web) == 20 })
-        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(5)), 0)
-        try expect503(answers, count: 20)
+        var seen = "nothing"
+        XCTAssertTrue(
+            eventually(timeout: .seconds(30)) { self.waits(daemon.web, seen: &seen) == 20 }, "last seen: \(seen)")
+        let signalled = ContinuousClock.now
+        let status = daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(5))
+        XCTAssertEqual(status, 0, Self.state(of: daemon.daemon))
+        try expect503(answers, count: 20, since: signalled, daemon: daemon.daemon)
     }
 
     func testSIGTERMDuringAFloodLeavesEveryAcceptedNotificationInTheLogFile() throws {
@@ -180,11 +237,14 @@ final class DaemonStopTests: XCTestCase {
         XCTAssertEqual(try JSONValue(parsing: next.body)["format"], "enhanced")
         XCTAssertEqual(try curl(daemon.web, "POST", "/api/v1/reset").status, 200)
         XCTAssertEqual(try accepted(daemon.web), held, "still held")
-        XCTAssertTrue(eventually(timeout: .seconds(30)) { self.waits(daemon.web) == 3 })
+        var seen = "nothing"
+        XCTAssertTrue(
+            eventually(timeout: .seconds(30)) { self.waits(daemon.web, seen: &seen) == 3 }, "last seen: \(seen)")
 
         // The stop gives the log up (it took nothing) and says how much it lost.
-        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)), 0)
-        try expect503(rejectionWaiters, count: 3)
+        let signalled = ContinuousClock.now
+        XCTAssertEqual(daemon.daemon.stop(signal: SIGTERM, timeout: .seconds(10)), 0, Self.state(of: daemon.daemon))
+        try expect503(rejectionWaiters, count: 3, since: signalled, daemon: daemon.daemon)
         let error = daemon.daemon.standardError
         XCTAssertTrue(error.contains("events of the log were not written"), error)
         XCTAssertTrue(error.contains("took nothing"), error)

@@ -174,10 +174,31 @@ package final class DaemonFixture: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    /// Everything the process wrote to standard error (after it exited).
-    package var standardError: String {
-        String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    /// Where each thread of the running daemon is, from gdb's backtraces (frames only), for the
+    /// message of a test whose daemon does not stop; nil when it is not running or there is no
+    /// gdb to ask.
+    package func threadDump() -> String? {
+        let gdb = "/usr/bin/gdb"
+        guard process.isRunning, FileManager.default.isExecutableFile(atPath: gdb) else { return nil }
+        let arguments = ["-p", String(process.processIdentifier), "-batch", "-ex", "thread apply all bt"]
+        guard let dump = try? runTool(gdb, arguments, timeout: .seconds(60)) else { return nil }
+        return dump.output.split(separator: "\n")
+            .filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }
+            .joined(separator: "\n")
     }
+
+    /// Everything the process wrote to standard error (after it exited: until then this waits),
+    /// the same text however often it is asked for.
+    package var standardError: String {
+        errorText.withLock { text in
+            if let text { return text }
+            let read = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            text = read
+            return read
+        }
+    }
+    /// Standard error once read to its end.
+    private let errorText = Locked<String?>(nil)
 
     /// Stops a daemon still running: SIGTERM, then SIGKILL when it has not exited within 5 s.
     private func stopIfRunning() {

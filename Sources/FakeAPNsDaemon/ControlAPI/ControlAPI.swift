@@ -43,10 +43,11 @@ final class ControlAPI: Sendable {
 
     /// Ends every wait in progress (they answer 503), lets the answers leave (a second at most),
     /// then closes every connection and joins every thread; the port is free when it returns.
-    /// Safe to call twice.
-    func stop() {
+    /// `step` is told each step as it begins. Safe to call twice.
+    func stop(step: (String) -> Void = { _ in }) {
+        step("answering the control API's waits")
         routes.waits.interruptAll()
-        server.stop(drainMilliseconds: Self.drainMilliseconds)
+        server.stop(drainMilliseconds: Self.drainMilliseconds, step: step)
     }
 
     /// How long a stop waits for the answers being written: those of the interrupted waits

@@ -209,8 +209,9 @@ final class HTTPServer: @unchecked Sendable {
     /// Stops accepting, waits up to `drainMilliseconds` for the requests being answered to
     /// finish (so answers already given leave before their connections close), then closes
     /// every connection and joins every thread; the port is free when it returns. A request
-    /// still unanswered then is closed without an answer. Safe to call twice.
-    func stop(drainMilliseconds: Int = 0) {
+    /// still unanswered then is closed without an answer. `step` is told each step as it begins
+    /// (a stop that hangs says where). Safe to call twice.
+    func stop(drainMilliseconds: Int = 0, step: (String) -> Void = { _ in }) {
         guard let running = lock.withLock({ () -> Running? in
             guard let running, !stopping else { return nil }
             stopping = true
@@ -223,6 +224,7 @@ final class HTTPServer: @unchecked Sendable {
             jobsEnded = true
             jobsLock.broadcast()
         }
+        step("letting the control API's answers leave")
         let deadline = Deadline.after(.milliseconds(drainMilliseconds))
         let left: [Exchange] = lock.withLock {
             while answering > 0 && lock.wait(until: deadline) {}
@@ -231,8 +233,11 @@ final class HTTPServer: @unchecked Sendable {
         }
         // libmicrohttpd must not stop with a suspended connection: those are closed unanswered.
         left.forEach { fakeapns_http_answer($0.request, 0, nil, nil) }
+        step("waiting for the control API's answers being handed to libmicrohttpd")
         lock.withLock { while callsIntoServer > 0 { lock.wait() } }
+        step("joining the control API's threads")
         for thread in running.threads { thread.join() }
+        step("stopping libmicrohttpd")
         fakeapns_http_stop(running.server)
         close(running.listener)
         running.acceptorWake.close()
