@@ -20,6 +20,10 @@ struct HTTP2Context: Sendable {
     let tokenSightings: ProviderTokenSightings
     /// The listener serves channel management only: every other path is `BadPath`.
     let managementOnly: Bool
+    /// The sender audit: told of a stream opened past the stream limit
+    /// (`streamOpenedPastLimit(connection:stream:)`) or after GOAWAY
+    /// (`streamOpenedAfterGoAway(connection:stream:)`).
+    let audit: SenderAudit
 }
 
 /// One connection to the HTTP/2 provider API: nghttp2 frames the streams; each complete

@@ -23,8 +23,16 @@ package protocol IntakeStage: AnyObject, Sendable {
     func unlockedTake(_ notifications: inout [PushNotification], rejections: inout [Rejection])
     /// A numbered batch of broadcast deliveries.
     func unlockedTake(_ deliveries: [BroadcastDelivery])
+    /// A numbered batch of refusals, before it is recorded: the sessions' and those the
+    /// stages added (the strict lint's).
+    func unlockedTakeRefusals(_ refusals: [Rejection])
     /// Inside a reset of the intake.
     func unlockedReset()
+}
+
+extension IntakeStage {
+    /// Most stages judge what was accepted only.
+    package func unlockedTakeRefusals(_ refusals: [Rejection]) {}
 }
 
 /// Where every session hands what it accepted (or refused), and where a broadcast becomes its
@@ -152,7 +160,9 @@ final class Intake: @unchecked Sendable {
                 for stage in stages { stage.unlockedTake(&numbered, rejections: &refused) }
             }
             deliveries.take(&made)
-            rejections.take(&refused)
+            rejections.take(&refused) { numbered in
+                for stage in stages { stage.unlockedTakeRefusals(numbered) }
+            }
         }
         backPressure?()
     }
@@ -161,7 +171,11 @@ final class Intake: @unchecked Sendable {
     /// empty.
     func append(rejections batch: inout [Rejection]) {
         guard !batch.isEmpty else { return }
-        lock.withLock { rejections.take(&batch) }
+        lock.withLock {
+            rejections.take(&batch) { numbered in
+                for stage in stages { stage.unlockedTakeRefusals(numbered) }
+            }
+        }
         backPressure?()
     }
 

@@ -109,6 +109,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// The most delivery-log entries the device model keeps per phone (default 1,000); the
         /// oldest go first.
         public var deviceLogLimit: Int = 1000
+        /// The sender audit's windows, thresholds and bounds (default: on, with the defaults
+        /// the SenderAudit article states); read the findings with ``FakeAPNsServer/senderReport``.
+        public var senderAudit = SenderAuditSettings()
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -173,6 +176,22 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public let apps = AppCatalog()
     /// The phones behind the front door.
     let phones: DeviceModel
+    /// What each sender did against what Apple expects of a provider, over the run.
+    let audit: SenderAudit
+
+    /// The sender audit's findings so far, worst first: what the senders did that Apple
+    /// punishes (pushing after 410, retrying what cannot succeed, a connection per push …).
+    /// A correct sender has none. Forgotten by ``reset()``.
+    ///
+    /// ```swift
+    /// try await sendWelcome(toPort: server.http2Port!)            // the code under test
+    /// XCTAssertTrue(server.senderReport.isClean, server.senderReport.description)
+    /// ```
+    public var senderReport: SenderReport { audit.report() }
+
+    /// The findings of the senders `sender` names: `token:TEAMID:KEYID` (or `token:TEAMID`),
+    /// `certificate:SUBJECT` or `address:HOST` (``PushSender/matches(_:)``).
+    public func senderReport(sender: String) -> SenderReport { audit.report(sender: sender) }
 
     /// The phone with `token`, as the device model plays it: control it (online, power, apps)
     /// and read what it got and shows. A phone no test described is online, awake, authorised
@@ -249,6 +268,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)
+        let audit = SenderAudit(lock: intake.lock, clock: clock, settings: configuration.senderAudit)
+        self.audit = audit
+        intake.add(audit)
         clock.observe { [weak phones] now in phones?.advance(to: now) }
         self.budget = ConnectionBudget(
             perListener: configuration.maximumConnectionsPerListener, total: configuration.maximumConnections,
@@ -361,14 +383,22 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     private func connectionChanged(_ listener: ListenerKind) -> @Sendable (ConnectionInfo, Bool) -> Void {
         let report = report
+        // A feedback client connects, reads and leaves, as Apple asked: not churn.
+        let audit: SenderAudit? = listener == .feedback ? nil : self.audit
         return { info, opened in
+            if opened {
+                audit?.connectionOpened(info)
+            } else {
+                audit?.connectionClosed(info)
+            }
             report(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
         }
     }
 
     /// Forgets every notification, rejection and broadcast delivery (queues and histories),
-    /// channel, fault rule, device, phone (the device model's), described app and pending
-    /// feedback tuple and provider token seen, gives the clock back to real time, and sets strict mode back to the
+    /// channel, fault rule, device, phone (the device model's), described app, pending
+    /// feedback tuple, provider token seen and sender finding (with what the sender audit
+    /// remembered), gives the clock back to real time, and sets strict mode back to the
     /// configuration's: the state of a server just started, for one server serving many
     /// tests. One step: whatever arrives meanwhile is wholly before it (and forgotten) or
     /// wholly after it (and kept), and a thread popping or reading the histories never sees
@@ -413,7 +443,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         let http2Context = HTTP2Context(
             validator: RequestValidator(), authentication: configuration.authentication, verifier: verifier,
             policy: policy, intake: intake, clock: clock, tokenSightings: tokenSightings,
-            managementOnly: kind == .channels)
+            managementOnly: kind == .channels, audit: audit)
         return TLSListener(
             name: kind.rawValue, host: configuration.host, port: port, context: context, connectionIDs: connectionIDs,
             budget: budget, timeouts: timeouts, onHandshakeFailure: handshakeFailed(kind), onRefusal: refused(kind),

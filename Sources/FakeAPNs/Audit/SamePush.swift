@@ -1,0 +1,60 @@
+/// "The same push", as the sender audit tells it: the same token, topic and payload (by a
+/// 64-bit digest of its bytes), or the same `apns-id`. A client makes a new `apns-id` for each
+/// retry, so the content says more; a client that re-sends its own `apns-id` is caught by it.
+enum SamePushKey: Hashable {
+    case content(token: DeviceToken, topic: String?, payloadDigest: Int)
+    case apnsID(PushNotification.HTTP2Fields.StoredID)
+
+    /// The keys of an accepted HTTP/2 push: by content, and by `apns-id`.
+    static func keys(of push: PushNotification) -> (content: SamePushKey, id: SamePushKey?) {
+        let content = SamePushKey.content(
+            token: push.deviceToken, topic: push.topic, payloadDigest: digest(of: push.payload))
+        return (content, push.http2.map { .apnsID($0.apnsIDKey) })
+    }
+
+    /// The keys of a refused push to a device: by content when its token and payload were read,
+    /// and by `apns-id`.
+    static func keys(of refusal: Rejection) -> (content: SamePushKey?, id: SamePushKey?) {
+        var content: SamePushKey?
+        if let token = refusal.deviceToken, let payload = refusal.payload {
+            content = .content(token: token, topic: refusal.topic, payloadDigest: digest(of: payload))
+        }
+        return (content, refusal.apnsID.map { .apnsID(PushNotification.HTTP2Fields.StoredID($0)) })
+    }
+
+    private static func digest(of payload: Payload) -> Int {
+        var hasher = Hasher()
+        payload.hash(into: &hasher)
+        return hasher.finalize()
+    }
+}
+
+/// What the audit remembers of one push: how it was answered, when, and over which connection.
+struct RememberedPush {
+    /// Nil: accepted (200); else the reason it was refused with.
+    var refusal: APNsReason?
+    var connection: Int
+}
+
+extension APNsReason {
+    /// Whether sending the same request again cannot change the answer: 400, 403 (but a
+    /// provider token's age or signature, which a new token fixes), 404, 405 and 413. 410 has a
+    /// rule of its own; 429, 500 and 503 say "later".
+    var isFinalForTheSamePush: Bool {
+        switch status {
+        case 400, 404, 405, 413: true
+        case 403: self != .expiredProviderToken && self != .invalidProviderToken
+        default: false
+        }
+    }
+
+    /// Whether the answer asks the sender to wait before sending to the token again: 429
+    /// `TooManyRequests`, 500 and 503 (not 429 `TooManyProviderTokenUpdates`, about the token).
+    var asksForBackoff: Bool {
+        switch status {
+        case 429: self != .tooManyProviderTokenUpdates
+        case 500, 503: true
+        default: false
+        }
+    }
+}
