@@ -169,6 +169,7 @@ enum ControlCommand: Sendable {
     case nextPhoneDelivery(DeviceToken, timeout: Duration)
     /// Every phone's steps of the push with this `apns-unique-id`.
     case deliveryLog(uniqueID: String)
+    case senderReport(sender: String?)
     case app(bundleID: String)
     case describeApp(bundleID: String, AppBundle)
 
@@ -338,6 +339,10 @@ extension ControlCommand {
             try query.expectNone()
             guard !path[3].isEmpty else { throw ControlError.badRequest("invalid_path", "the apns-unique-id is empty") }
             self = .deliveryLog(uniqueID: path[3])
+        case ["api", "v1", "sender-report"]:
+            try allow("GET")
+            try query.expectOnly(["sender"])
+            self = .senderReport(sender: try query.nonEmpty("sender"))
         case ["api", "v1", "clock"]:
             try allow("GET", "POST")
             try query.expectNone()
