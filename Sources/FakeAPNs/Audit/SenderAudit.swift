@@ -146,7 +146,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
             if let earlier = unregistered[token] {
                 record(
                     .pushAfterUnregistered, sender: sender,
-                    example(refusal, "sent after \(earlier.value) at \(UnixTime(clamping: earlier.time)), answered \(reason)"))
+                    example(refusal, "sent after \(earlier.value) at \(Timestamp.rfc3339(earlier.time)), answered \(reason)"))
             }
             unregistered.set(token, reason, at: time)
         }
