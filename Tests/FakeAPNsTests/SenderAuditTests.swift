@@ -124,6 +124,10 @@ final class SenderAuditTests: XCTestCase {
     func testARetryOfWhatATokenOrTimeCanFixIsNotRetriedRefusal() {
         refuse(.expiredProviderToken)
         push()
+        refuse(.missingProviderToken, Self.other)
+        push(Self.other)
+        refuse(.badPriority, Self.token, #"{"aps":{"alert":"headers"}}"#)
+        refuse(.badExpirationDate, Self.token, #"{"aps":{"alert":"headers"}}"#)
         refuse(.serviceUnavailable, Self.other)
         later(2)
         push(Self.other)
@@ -157,7 +161,9 @@ final class SenderAuditTests: XCTestCase {
         push()
         refuse(.tooManyProviderTokenUpdates)
         push()
-        XCTAssertNil(finding(.noBackoff), server.senderReport.description)
+        refuse(.shutdown, Self.other)
+        push(Self.other)
+        XCTAssertNil(finding(.noBackoff), "a push re-sent on another connection after GOAWAY Shutdown is right")
     }
 
     func testTheSamePushAcceptedTwiceIsADuplicateWarning() throws {

@@ -37,23 +37,30 @@ struct RememberedPush {
 }
 
 extension APNsReason {
-    /// Whether sending the same request again cannot change the answer: 400, 403 (but a
-    /// provider token's age or signature, which a new token fixes), 404, 405 and 413. 410 has a
-    /// rule of its own; 429, 500 and 503 say "later".
+    /// Whether sending the same push again cannot change the answer: the answer is about what
+    /// makes the same push (its token, its topic, its payload), not about a header or the
+    /// provider's credentials, which a retry may have corrected (a retry with a provider token
+    /// added is not the same request). 410 has a rule of its own; 429, 500 and 503 say "later".
     var isFinalForTheSamePush: Bool {
-        switch status {
-        case 400, 404, 405, 413: true
-        case 403: self != .expiredProviderToken && self != .invalidProviderToken
-        default: false
-        }
+        Self.finalForTheSamePush.contains(rawValue)
     }
 
+    /// `BadDeviceToken`, `DeviceTokenNotForTopic`, `BadTopic`, `TopicDisallowed`,
+    /// `PayloadTooLarge`, `PayloadEmpty`.
+    private static let finalForTheSamePush: Set<String> = [
+        APNsReason.badDeviceToken.rawValue, APNsReason.deviceTokenNotForTopic.rawValue, APNsReason.badTopic.rawValue,
+        APNsReason.topicDisallowed.rawValue, APNsReason.payloadTooLarge.rawValue, APNsReason.payloadEmpty.rawValue,
+    ]
+
     /// Whether the answer asks the sender to wait before sending to the token again: 429
-    /// `TooManyRequests`, 500 and 503 (not 429 `TooManyProviderTokenUpdates`, about the token).
+    /// `TooManyRequests`, 500 and 503; not 429 `TooManyProviderTokenUpdates` (about the
+    /// provider token), nor 503 `Shutdown`, after which a client is right to send at once on
+    /// another connection.
     var asksForBackoff: Bool {
         switch status {
         case 429: self != .tooManyProviderTokenUpdates
-        case 500, 503: true
+        case 500: true
+        case 503: self != .shutdown
         default: false
         }
     }

@@ -51,8 +51,9 @@ public struct SenderAuditRule: Hashable, Sendable, CustomStringConvertible {
     public static let retriedRefusal = SenderAuditRule(
         "retried-refusal", .error,
         source: "Apple: Handling notification responses from APNs (a 4xx slows the connection; too many end it) (D)",
-        doc: "the same push (see below) sent again within the same-push window after a 400, 403 (but"
-            + " `ExpiredProviderToken`), 404, 405 or 413 answer to it")
+        doc: "the same push (see below) sent again within the same-push window after an answer about what"
+            + " makes it the same push: `BadDeviceToken`, `DeviceTokenNotForTopic`, `BadTopic`, `TopicDisallowed`,"
+            + " `PayloadTooLarge`, `PayloadEmpty`")
     /// Connections opened and closed at the rate of one per push.
     public static let connectionChurn = SenderAuditRule(
         "connection-churn", .warning,
