@@ -18,7 +18,9 @@ final class ControlAPISenderReportTests: XCTestCase {
     }
 
     @discardableResult
-    private func control(_ method: String, _ path: String, _ body: String? = nil) throws -> (status: Int, json: JSONValue) {
+    private func control(
+        _ method: String, _ path: String, _ body: String? = nil
+    ) throws -> (status: Int, json: JSONValue) {
         let answer = try curl(port: fixture.http.port, method, path, json: body, maxTime: 20)
         XCTAssertEqual(answer.exit, 0, answer.error)
         return (answer.status, (try? JSONValue(parsing: answer.body)) ?? .null)

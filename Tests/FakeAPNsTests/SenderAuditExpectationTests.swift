@@ -27,12 +27,14 @@ final class SenderAuditExpectationsUnderXCTestTests: FailureCapturingTestCase {
         XCTAssertEqual(captured.first?.line, line)
         let message = captured.first?.message ?? ""
         XCTAssertTrue(message.contains("Expected no sender findings (warnings or errors); found 1:"), message)
-        XCTAssertTrue(message.contains("warning duplicate-push by address:127.0.0.1, 1 time; first: connection"), message)
+        XCTAssertTrue(
+            message.contains("warning duplicate-push by address:127.0.0.1, 1 time; first: connection"), message)
         let none = failures {
             server.expectNoSenderFindings(minimumLevel: .error)
             server.expectNoSenderFindings(sender: "token:ABCDE12345")
         }
-        XCTAssertEqual(none.count, 0, "a warning is below errors, and another sender's findings are not counted: \(none)")
+        XCTAssertEqual(
+            none.count, 0, "a warning is below errors, and another sender's findings are not counted: \(none)")
     }
 }
 

@@ -33,7 +33,8 @@ final class SenderAuditTests: XCTestCase {
 
     private func push(
         _ token: DeviceToken = token, _ body: String = #"{"aps":{"alert":"Hi"}}"#, apnsID: String = UUID().uuidString,
-        claims: ProviderTokenClaims? = nil, on connection: ConnectionInfo? = nil, format: PushNotification.Format = .http2
+        claims: ProviderTokenClaims? = nil, on connection: ConnectionInfo? = nil,
+        format: PushNotification.Format = .http2
     ) {
         let fields =
             format == .http2
@@ -53,7 +54,8 @@ final class SenderAuditTests: XCTestCase {
     ) {
         server.intake.append(
             Rejection(
-                answer: .reason(reason), detail: "refused", cause: .registry, responseSent: true, connectionClosed: false,
+                answer: .reason(reason), detail: "refused", cause: .registry, responseSent: true,
+                connectionClosed: false,
                 deviceToken: token, payload: Payload(body), format: .http2, apnsID: apnsID, topic: "com.example.app",
                 connection: connection ?? self.connection, receivedAt: now))
     }
@@ -244,7 +246,8 @@ final class SenderAuditTests: XCTestCase {
         push(Self.other, claims: Self.claimsB, on: second)
         push(Self.other, claims: Self.claimsB, on: second)
         XCTAssertEqual(server.senderReport.findings.count, 2)
-        XCTAssertEqual(server.senderReport(sender: "token:TEAMAAAAAA").findings.map(\.sender), ["token:TEAMAAAAAA:KEYAAAAAAA"])
+        XCTAssertEqual(
+            server.senderReport(sender: "token:TEAMAAAAAA").findings.map(\.sender), ["token:TEAMAAAAAA:KEYAAAAAAA"])
         XCTAssertEqual(server.senderReport(sender: "token:TEAMBBBBBB:KEYBBBBBBB").findings.count, 1)
         XCTAssertTrue(server.senderReport(sender: "token:TEAM").isClean, "a prefix matches only whole parts")
         XCTAssertTrue(server.senderReport(sender: "address:127.0.0.1").isClean)
@@ -315,9 +318,23 @@ final class SenderAuditTests: XCTestCase {
         XCTAssertEqual(PushSender(connection: ConnectionInfo(id: 1, peer: "[::1]:443")).description, "address:::1")
         let certificate = ClientCertificateInfo(subject: "CN=Apple Push Services: com.example.app", topic: nil)
         XCTAssertEqual(
-            PushSender(connection: ConnectionInfo(id: 1, peer: "127.0.0.1:1", clientCertificate: certificate)).description,
+            PushSender(
+                connection: ConnectionInfo(id: 1, peer: "127.0.0.1:1", clientCertificate: certificate)
+            ).description,
             "certificate:CN=Apple Push Services: com.example.app")
         XCTAssertEqual(SenderAuditRule.all.count, Set(SenderAuditRule.all.map(\.id)).count)
         XCTAssertEqual(SenderAuditRule.named("connection-churn"), .connectionChurn)
+    }
+}
+
+/// The SenderAudit article's rule table is the rule table's rows.
+final class SenderAuditArticleTests: XCTestCase {
+    func testTheArticlesRuleTableIsTheRuleTable() throws {
+        let article = repositoryRoot.appendingPathComponent("Sources/FakeAPNs/FakeAPNs.docc/SenderAudit.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let ids = Set(SenderAuditRule.all.map { "| `\($0.id)` |" })
+        let rows = text.split(separator: "\n").map(String.init).filter { line in ids.contains { line.hasPrefix($0) } }
+        let expected = SenderAuditRule.all.map(\.docRow)
+        XCTAssertEqual(rows, expected, "the rows the table makes:\n" + expected.joined(separator: "\n"))
     }
 }

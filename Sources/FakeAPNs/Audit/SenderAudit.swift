@@ -116,12 +116,16 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
                 if reason.isFinalForTheSamePush {
                     record(
                         .retriedRefusal, sender: sender,
-                        example(push, "sent again after \(reason) on connection \(earlier.value.connection), and accepted"))
+                        example(
+                            push, "sent again after \(reason) on connection \(earlier.value.connection), and accepted"))
                 }
             } else {
                 record(
                     .duplicatePush, sender: sender,
-                    example(push, "accepted again \(seconds(time, since: earlier.time)) after connection \(earlier.value.connection)'s"))
+                    example(
+                        push,
+                        "accepted again \(seconds(time, since: earlier.time)) after connection"
+                            + " \(earlier.value.connection)'s"))
             }
         }
         let remembered = RememberedPush(refusal: nil, connection: push.connection.id)
@@ -146,7 +150,9 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
             if let earlier = unregistered[token] {
                 record(
                     .pushAfterUnregistered, sender: sender,
-                    example(refusal, "sent after \(earlier.value) at \(Timestamp.rfc3339(earlier.time)), answered \(reason)"))
+                    example(
+                        refusal,
+                        "sent after \(earlier.value) at \(Timestamp.rfc3339(earlier.time)), answered \(reason)"))
             }
             unregistered.set(token, reason, at: time)
         }
@@ -158,7 +164,9 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         if let earlier, let previous = earlier.value.refusal, previous.isFinalForTheSamePush {
             record(
                 .retriedRefusal, sender: sender,
-                example(refusal, "sent again after \(previous) on connection \(earlier.value.connection), answered \(reason)"))
+                example(
+                    refusal,
+                    "sent again after \(previous) on connection \(earlier.value.connection), answered \(reason)"))
         }
         let remembered = RememberedPush(refusal: reason, connection: connection.id)
         if let content = keys.content { pushes.set(content, remembered, at: time) }
@@ -254,7 +262,9 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
     // MARK: - Findings
 
     /// Counts one occurrence of `rule` by `sender`, keeping `example` among the first few.
-    private func record(_ rule: SenderAuditRule, sender: PushSender, _ example: @autoclosure () -> SenderFinding.Example) {
+    private func record(
+        _ rule: SenderAuditRule, sender: PushSender, _ example: @autoclosure () -> SenderFinding.Example
+    ) {
         let key = FindingKey(rule: rule.id, sender: sender)
         if findings[key] == nil {
             if !sendersWithFindings.contains(sender) {

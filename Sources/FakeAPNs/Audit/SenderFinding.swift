@@ -40,7 +40,9 @@ public struct SenderFinding: Sendable, Hashable, CustomStringConvertible {
         /// One line saying what happened.
         public let detail: String
 
-        package init(connection: Int, deviceToken: DeviceToken? = nil, apnsID: String? = nil, time: Date, detail: String) {
+        package init(
+            connection: Int, deviceToken: DeviceToken? = nil, apnsID: String? = nil, time: Date, detail: String
+        ) {
             self.connection = connection
             self.deviceToken = deviceToken
             self.apnsID = apnsID
