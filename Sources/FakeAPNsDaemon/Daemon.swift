@@ -233,6 +233,7 @@ final class Daemon: Sendable {
         configuration.idleTimeout = options.idleTimeout
         configuration.lint = options.lint
         configuration.deviceLogLimit = options.deviceLogLimit
+        configuration.senderAudit = options.senderAudit
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = TLSIdentity(
                 certificateChainPEM: try Options.readFile("--cert", certificate),
