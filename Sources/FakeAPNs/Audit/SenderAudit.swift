@@ -266,20 +266,25 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         _ rule: SenderAuditRule, sender: PushSender, _ example: @autoclosure () -> SenderFinding.Example
     ) {
         let key = FindingKey(rule: rule.id, sender: sender)
-        if findings[key] == nil {
-            if !sendersWithFindings.contains(sender) {
-                guard sendersWithFindings.count < settings.senderLimit else {
-                    unrecorded += 1
-                    return
-                }
-                sendersWithFindings.insert(sender)
+        // One hashing of the key for a finding seen before: a flood of one finding (a load test
+        // sending one push again and again) costs a look-up and a count per push.
+        if let index = findings.index(forKey: key) {
+            findings.values[index].count += 1
+            if findings.values[index].examples.count < settings.examplesPerFinding {
+                findings.values[index].examples.append(example())
             }
-            findings[key] = SenderFinding(rule: rule, sender: sender)
+            return
         }
-        findings[key]!.count += 1
-        if findings[key]!.examples.count < settings.examplesPerFinding {
-            findings[key]!.examples.append(example())
+        if !sendersWithFindings.contains(sender) {
+            guard sendersWithFindings.count < settings.senderLimit else {
+                unrecorded += 1
+                return
+            }
+            sendersWithFindings.insert(sender)
         }
+        var finding = SenderFinding(rule: rule, sender: sender, count: 1)
+        if settings.examplesPerFinding > 0 { finding.examples.append(example()) }
+        findings[key] = finding
     }
 
     private func example(_ push: PushNotification, _ detail: String) -> SenderFinding.Example {
