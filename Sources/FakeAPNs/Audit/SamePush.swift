@@ -1,30 +1,42 @@
-/// "The same push", as the sender audit tells it: the same token, topic and payload (by a
-/// 64-bit digest of its bytes), or the same `apns-id`. A client makes a new `apns-id` for each
-/// retry, so the content says more; a client that re-sends its own `apns-id` is caught by it.
-enum SamePushKey: Hashable {
-    case content(token: DeviceToken, topic: String?, payloadDigest: Int)
-    case apnsID(PushNotification.HTTP2Fields.StoredID)
-
+/// "The same push", as the sender audit tells it: the same token, topic and payload, or the
+/// same `apns-id`. A client makes a new `apns-id` for each retry, so the content says more; a
+/// client that re-sends its own `apns-id` is caught by it.
+///
+/// Each is kept as a 64-bit digest (one pass of the standard library's hasher over the token,
+/// the topic and the payload's bytes, or over the `apns-id`'s bits), so that what the audit
+/// remembers is keyed by an integer: a push costs two hasher passes and integer look-ups, not
+/// the hashing of a token, a topic and a payload at every look-up. Two different pushes share a
+/// digest with a chance of about one in 2^64.
+enum SamePushKey {
     /// The keys of an accepted HTTP/2 push: by content, and by `apns-id`.
-    static func keys(of push: PushNotification) -> (content: SamePushKey, id: SamePushKey?) {
-        let content = SamePushKey.content(
-            token: push.deviceToken, topic: push.topic, payloadDigest: digest(of: push.payload))
-        return (content, push.http2.map { .apnsID($0.apnsIDKey) })
+    static func keys(of push: PushNotification) -> (content: Int, id: Int?) {
+        let content = content(token: push.deviceToken, topic: push.topic, payload: push.payload)
+        return (content, push.http2.map { id($0.apnsIDKey) })
     }
 
     /// The keys of a refused push to a device: by content when its token and payload were read,
     /// and by `apns-id`.
-    static func keys(of refusal: Rejection) -> (content: SamePushKey?, id: SamePushKey?) {
-        var content: SamePushKey?
+    static func keys(of refusal: Rejection) -> (content: Int?, id: Int?) {
+        var content: Int?
         if let token = refusal.deviceToken, let payload = refusal.payload {
-            content = .content(token: token, topic: refusal.topic, payloadDigest: digest(of: payload))
+            content = self.content(token: token, topic: refusal.topic, payload: payload)
         }
-        return (content, refusal.apnsID.map { .apnsID(PushNotification.HTTP2Fields.StoredID($0)) })
+        return (content, refusal.apnsID.map { id(PushNotification.HTTP2Fields.StoredID($0)) })
     }
 
-    private static func digest(of payload: Payload) -> Int {
+    private static func content(token: DeviceToken, topic: String?, payload: Payload) -> Int {
         var hasher = Hasher()
+        hasher.combine(0 as UInt8)
+        hasher.combine(token)
+        hasher.combine(topic)
         payload.hash(into: &hasher)
+        return hasher.finalize()
+    }
+
+    private static func id(_ id: PushNotification.HTTP2Fields.StoredID) -> Int {
+        var hasher = Hasher()
+        hasher.combine(1 as UInt8)
+        hasher.combine(id)
         return hasher.finalize()
     }
 }

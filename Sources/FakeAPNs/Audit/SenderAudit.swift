@@ -26,7 +26,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
 
     // Protected by `lock`:
     /// Recent pushes, by content and by `apns-id`, with their answers.
-    private var pushes: RecentMemory<SamePushKey, RememberedPush>
+    private var pushes: RecentMemory<Int, RememberedPush>
     /// Tokens answered 410, and the answer's reason.
     private var unregistered: RecentMemory<DeviceToken, APNsReason>
     /// Tokens answered 429, 500 or 503 recently, and the reason.
