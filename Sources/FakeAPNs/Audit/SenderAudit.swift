@@ -43,9 +43,13 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
     private var lastSender: (connection: ConnectionInfo, claims: ProviderTokenClaims?, sender: PushSender)?
 
     private struct FindingKey: Hashable {
-        let rule: String
+        /// The rule's place in ``SenderAuditRule/all``.
+        let rule: Int
         let sender: PushSender
     }
+    /// The finding counted last and where it is: a flood of one finding (a load test sending one
+    /// push again and again) is counted without hashing its key; forgotten when a finding is added.
+    private var lastCounted: (key: FindingKey, index: Dictionary<FindingKey, SenderFinding>.Index)?
 
     /// An audit whose state `lock` (the intake's) guards, with `settings`' windows and bounds.
     init(lock: ConditionLock, clock: ServerClock, settings: SenderAuditSettings = SenderAuditSettings()) {
@@ -93,6 +97,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         backoffs.removeAll()
         shortLivedClosings.removeAll()
         findings.removeAll()
+        lastCounted = nil
         sendersWithFindings.removeAll()
         unrecorded = 0
     }
@@ -265,10 +270,10 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
     private func record(
         _ rule: SenderAuditRule, sender: PushSender, _ example: @autoclosure () -> SenderFinding.Example
     ) {
-        let key = FindingKey(rule: rule.id, sender: sender)
-        // One hashing of the key for a finding seen before: a flood of one finding (a load test
-        // sending one push again and again) costs a look-up and a count per push.
-        if let index = findings.index(forKey: key) {
+        let key = FindingKey(rule: SenderAuditRule.all.firstIndex(of: rule) ?? 0, sender: sender)
+        let known = lastCounted.flatMap { $0.key == key ? $0.index : nil } ?? findings.index(forKey: key)
+        if let index = known {
+            lastCounted = (key, index)
             findings.values[index].count += 1
             if findings.values[index].examples.count < settings.examplesPerFinding {
                 findings.values[index].examples.append(example())
@@ -285,6 +290,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         var finding = SenderFinding(rule: rule, sender: sender, count: 1)
         if settings.examplesPerFinding > 0 { finding.examples.append(example()) }
         findings[key] = finding
+        lastCounted = nil
     }
 
     private func example(_ push: PushNotification, _ detail: String) -> SenderFinding.Example {
