@@ -3,26 +3,47 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// The sender audit: judges, over the whole run, what each sender does against what Apple
 /// expects of a provider (``SenderAuditRule``), and keeps the findings for
 /// ``FakeAPNsServer/senderReport``.
 ///
 /// It is an intake stage, so it sees every accepted push and every refusal in order of
-/// arrival, whichever listener carried it, inside the intake's lock; connections' openings and
-/// closings and the HTTP/2 connection's stream events reach it through its own entry points,
-/// which take that lock too. A binary gateway batch costs one comparison (its pushes are not
-/// judged one by one: the gateway has no `apns-id`, no 410 and no retry rules, and its ingest
-/// must not pay); a provider API push costs a digest of its payload and a few dictionary
-/// look-ups in bounded memories (``SenderAuditSettings``). Windows read the server's clock:
-/// the time each record was stamped with.
+/// arrival, whichever listener carried it. Inside the intake's lock it only notes a provider
+/// API batch (one append of the batch, sharing its storage); the judging happens after the lock
+/// is released (``afterIntake()``), on the appending thread, under the audit's own lock, so the
+/// other sessions never wait for it. One thread judges at a time, in order of arrival: another
+/// that finds it busy leaves its batch to it and goes on. The report, connections' openings and
+/// closings and the HTTP/2 connection's stream events judge what is waiting first. A binary
+/// gateway batch costs one comparison (its pushes are not judged one by one: the gateway has no
+/// `apns-id`, no 410 and no retry rules, and its ingest must not pay); a provider API push
+/// costs two digests and integer look-ups in bounded memories (``SenderAuditSettings``).
+/// Windows read the server's clock: the time each record was stamped with.
 final class SenderAudit: IntakeStage, @unchecked Sendable {
-    private let lock: ConditionLock
+    /// Guards what the audit judges and keeps; taken after the intake's, never before it.
+    private let lock = ConditionLock()
     private let clock: ServerClock
     let settings: SenderAuditSettings
     private let samePushWindow: TimeInterval
     private let backoffWindow: TimeInterval
     private let churnWindow: TimeInterval
+
+    /// What the intake handed over and nobody judged yet, in order of arrival, and whether a
+    /// thread is judging.
+    private struct Waiting {
+        var batches: [Batch] = []
+        var judging = false
+    }
+
+    private enum Batch {
+        case accepted([PushNotification])
+        case refused([Rejection])
+    }
+
+    private let waiting = Locked(Waiting())
+    /// Whether `waiting` holds a batch: what a binary batch's `afterIntake()` reads.
+    private let hasWaiting = Atomic<Bool>(false)
 
     // Protected by `lock`:
     /// Recent pushes, by content and by `apns-id`, with their answers.
@@ -51,9 +72,8 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
     /// push again and again) is counted without hashing its key; forgotten when a finding is added.
     private var lastCounted: (key: FindingKey, index: Dictionary<FindingKey, SenderFinding>.Index)?
 
-    /// An audit whose state `lock` (the intake's) guards, with `settings`' windows and bounds.
-    init(lock: ConditionLock, clock: ServerClock, settings: SenderAuditSettings = SenderAuditSettings()) {
-        self.lock = lock
+    /// An audit with `settings`' windows and bounds, reading `clock` for connections' times.
+    init(clock: ServerClock, settings: SenderAuditSettings = SenderAuditSettings()) {
         self.clock = clock
         let settings = settings.clamped
         self.settings = settings
@@ -69,7 +89,10 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
 
     /// Every finding so far; with `sender`, only that sender's (``PushSender/matches(_:)``).
     func report(sender: String? = nil) -> SenderReport {
-        let report = lock.withLock { SenderReport(findings: Array(findings.values), unrecordedCount: unrecorded) }
+        let report = lock.withLock {
+            unlockedJudgeWaiting(endingTurn: false)
+            return SenderReport(findings: Array(findings.values), unrecordedCount: unrecorded)
+        }
         return sender.map { report.filtered(sender: $0) } ?? report
     }
 
@@ -77,29 +100,76 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
 
     func unlockedTake(_ notifications: inout [PushNotification], rejections: inout [Rejection]) {
         guard settings.isEnabled, let first = notifications.first, first.format == .http2 else { return }
-        for push in notifications {
-            judge(accepted: push)
+        let batch = notifications
+        waiting.withLock {
+            $0.batches.append(.accepted(batch))
+            hasWaiting.store(true, ordering: .releasing)
         }
     }
 
     func unlockedTake(_ deliveries: [BroadcastDelivery]) {}
 
     func unlockedTakeRefusals(_ refusals: [Rejection]) {
-        guard settings.isEnabled else { return }
-        for refusal in refusals where refusal.format == .http2 {
-            judge(refused: refusal)
+        guard settings.isEnabled, refusals.contains(where: { $0.format == .http2 }) else { return }
+        waiting.withLock {
+            $0.batches.append(.refused(refusals))
+            hasWaiting.store(true, ordering: .releasing)
+        }
+    }
+
+    /// Judges what is waiting, unless another thread is already judging (it judges this
+    /// thread's batches too before it stops).
+    func afterIntake() {
+        guard hasWaiting.load(ordering: .acquiring) else { return }
+        let myTurn = waiting.withLock { waiting in
+            guard !waiting.judging, !waiting.batches.isEmpty else { return false }
+            waiting.judging = true
+            return true
+        }
+        guard myTurn else { return }
+        lock.withLock { unlockedJudgeWaiting(endingTurn: true) }
+    }
+
+    /// With `lock` held: judges the waiting batches, oldest first, until none waits; taking
+    /// them and judging them under `lock` keeps the order of arrival whoever judges.
+    /// `endingTurn`: the caller had the judging turn, which ends when nothing waits.
+    private func unlockedJudgeWaiting(endingTurn: Bool) {
+        while true {
+            let batches = waiting.withLock { waiting in
+                let taken = waiting.batches
+                waiting.batches = []
+                if taken.isEmpty {
+                    if endingTurn { waiting.judging = false }
+                    hasWaiting.store(false, ordering: .releasing)
+                }
+                return taken
+            }
+            if batches.isEmpty { return }
+            for batch in batches {
+                switch batch {
+                case .accepted(let pushes): for push in pushes { judge(accepted: push) }
+                case .refused(let refusals):
+                    for refusal in refusals where refusal.format == .http2 { judge(refused: refusal) }
+                }
+            }
         }
     }
 
     func unlockedReset() {
-        pushes.removeAll()
-        unregistered.removeAll()
-        backoffs.removeAll()
-        shortLivedClosings.removeAll()
-        findings.removeAll()
-        lastCounted = nil
-        sendersWithFindings.removeAll()
-        unrecorded = 0
+        lock.withLock {
+            waiting.withLock { waiting in
+                waiting.batches = []
+                hasWaiting.store(false, ordering: .releasing)
+            }
+            pushes.removeAll()
+            unregistered.removeAll()
+            backoffs.removeAll()
+            shortLivedClosings.removeAll()
+            findings.removeAll()
+            lastCounted = nil
+            sendersWithFindings.removeAll()
+            unrecorded = 0
+        }
     }
 
     // MARK: - Pushes and refusals
@@ -206,7 +276,10 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
     func connectionOpened(_ connection: ConnectionInfo) {
         guard settings.isEnabled else { return }
         let now = clock.currentDate
-        lock.withLock { openConnections[connection.id] = (now, nil) }
+        lock.withLock {
+            unlockedJudgeWaiting(endingTurn: false)
+            openConnections[connection.id] = (now, nil)
+        }
     }
 
     /// A client connection closed: one closed within the churn window of opening counts
@@ -215,6 +288,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         guard settings.isEnabled else { return }
         let now = clock.currentDate
         lock.withLock {
+            unlockedJudgeWaiting(endingTurn: false)
             guard let opened = openConnections.removeValue(forKey: connection.id) else { return }
             if lastSender?.connection === connection { lastSender = nil }
             let lifetime = now.timeIntervalSince(opened.openedAt)
@@ -258,6 +332,7 @@ final class SenderAudit: IntakeStage, @unchecked Sendable {
         guard settings.isEnabled else { return }
         let now = clock.currentDate
         lock.withLock {
+            unlockedJudgeWaiting(endingTurn: false)
             let sender = openConnections[connection.id]?.sender ?? PushSender(connection: connection)
             let detail = stream > 0 ? "stream \(stream) \(what)" : "a stream \(what)"
             record(rule, sender: sender, SenderFinding.Example(connection: connection.id, time: now, detail: detail))

@@ -268,7 +268,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)
-        let audit = SenderAudit(lock: intake.lock, clock: clock, settings: configuration.senderAudit)
+        let audit = SenderAudit(clock: clock, settings: configuration.senderAudit)
         self.audit = audit
         intake.add(audit)
         clock.observe { [weak phones] now in phones?.advance(to: now) }
