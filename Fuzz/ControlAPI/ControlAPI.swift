@@ -130,6 +130,9 @@ private func checkCommand(_ request: HTTPRequest, method: String) {
     case .app(let bundleID):
         require(!bundleID.isEmpty, "an empty bundle ID")
         expectedMethod = "GET"
+    case .senderReport(let sender):
+        require(sender?.isEmpty != true, "an empty sender filter")
+        expectedMethod = "GET"
     case .describeApp(let bundleID, _):
         require(!bundleID.isEmpty, "an empty bundle ID")
         expectedMethod = "PUT"

@@ -66,7 +66,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let policy = Policy(strict: false, environment: .sandbox, feedback: server.feedback, clock: server.clock)
     let context = HTTP2Context(
         validator: RequestValidator(), authentication: .none, verifier: nil, policy: policy, intake: server.intake,
-        clock: server.clock, tokenSightings: server.tokenSightings, managementOnly: false)
+        clock: server.clock, tokenSightings: server.tokenSightings, managementOnly: false, audit: server.audit)
     for line in input.split(separator: UInt8(ascii: "\n")).prefix(256) {
         let text = String(decoding: line, as: UTF8.self)
         perform(text, text.split(separator: " ").map(String.init), server, context)

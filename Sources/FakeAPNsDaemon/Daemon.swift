@@ -239,6 +239,7 @@ final class Daemon: Sendable {
         configuration.documentedBadEnvironmentReason = options.documentedBadEnvironmentReason
         configuration.expiredProviderTokenWedgesConnection = options.expiredTokenWedgesConnection
         configuration.deviceTokenRateLimit = options.deviceTokenRate
+        configuration.senderAudit = options.senderAudit
         if let certificate = options.certificateFile, let key = options.keyFile {
             configuration.identity = TLSIdentity(
                 certificateChainPEM: try Options.readFile("--cert", certificate),

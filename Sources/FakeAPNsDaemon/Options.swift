@@ -46,6 +46,8 @@ public struct Options: Sendable {
     var lint = LintMode.on
     /// Delivery log entries kept per phone.
     var deviceLogLimit = 1000
+    /// The sender audit's switch, windows and churn threshold.
+    var senderAudit = SenderAuditSettings()
     var maximumConnectionsPerListener = 1000
     var maximumConnections = 2000
     /// Connection timeouts; nil: none (`0` on the command line).
@@ -159,6 +161,14 @@ public struct Options: Sendable {
             throw UsageError(description: "\(name) takes a count (0 for none), not '\(text)'")
         }
         return count == 0 ? nil : count
+    }
+
+    /// Seconds, fractions allowed, from 0.001 to a day: one of the sender audit's windows.
+    private static func window(_ name: String, _ text: String) throws -> Duration {
+        guard let seconds = Double(text), seconds.isFinite, (0.001...86_400).contains(seconds) else {
+            throw UsageError(description: "\(name) takes seconds from 0.001 to 86400, not '\(text)'")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// Seconds, fractions allowed; 0 is no limit.
@@ -310,6 +320,22 @@ public struct Options: Sendable {
         },
         Option(flag: "--device-log-limit", argument: "COUNT", help: "Delivery log entries the device model keeps per phone; the oldest go first (default 1000).") {
             $0.deviceLogLimit = try count($1, $2)
+        },
+        Option(flag: "--sender-audit", argument: "MODE", help: "Sender audit: on (default; GET /api/v1/sender-report) or off.") {
+            guard ["on", "off"].contains($2) else { throw UsageError(description: "\($1) takes on or off, not '\($2)'") }
+            $0.senderAudit.isEnabled = $2 == "on"
+        },
+        Option(flag: "--same-push-window", argument: "SECONDS", help: "How long two pushes alike (token, topic, payload; or apns-id) are the same push for the sender audit (default 60).") {
+            $0.senderAudit.samePushWindow = try window($1, $2)
+        },
+        Option(flag: "--backoff-window", argument: "SECONDS", help: "A push to a token this soon after 429, 500 or 503 for it is the sender audit's no-backoff (default 1).") {
+            $0.senderAudit.backoffWindow = try window($1, $2)
+        },
+        Option(flag: "--churn-connections", argument: "COUNT", help: "Short-lived connections a sender may close within the churn window before each more is connection-churn (default 20).") {
+            $0.senderAudit.connectionChurnCount = try count($1, $2)
+        },
+        Option(flag: "--churn-window", argument: "SECONDS", help: "A connection closed sooner after opening is short-lived, and the churn count's window (default 60).") {
+            $0.senderAudit.connectionChurnWindow = try window($1, $2)
         },
         Option(flag: "--max-connections", argument: "COUNT", help: "Connections each APNs listener holds at once; more are closed as soon as accepted (default 1000).") {
             $0.maximumConnectionsPerListener = try count($1, $2)

@@ -260,6 +260,14 @@ def main():
         report["faultsAfterRemove"] = len(control(args.web, "GET", "/api/v1/faults")["faults"])
         page.eval("document.getElementById('show-devices').click(); document.getElementById('show-faults').click()")
 
+        # The sender audit's panel lists the report's findings (or says there is none).
+        page.eval("document.getElementById('show-senders').click()")
+        page.until("!document.getElementById('senders-hint').hidden"
+                   " || document.querySelectorAll('#sender-list tr').length > 0", "the sender audit's panel")
+        report["senderRows"] = page.eval("document.querySelectorAll('#sender-list tr').length")
+        report["senderFindings"] = len(control(args.web, "GET", "/api/v1/sender-report")["findings"])
+        page.eval("document.getElementById('show-senders').click()")
+
         # Pause keeps the list still while things arrive; resume shows them.
         page.eval("document.getElementById('pause').click()")
         send(args, "--port", str(args.http2), "--token", TOKEN_A, "--topic", "com.example.app", "--alert", "while paused")

@@ -60,6 +60,26 @@ final class OptionsTests: XCTestCase {
         }
     }
 
+    func testTheSenderAuditsSettingsComeFromTheCommandLineOrTheEnvironment() throws {
+        XCTAssertEqual(try Options.parse([]).senderAudit, SenderAuditSettings())
+        let options = try Options.parse(
+            ["--sender-audit", "off", "--same-push-window", "5", "--backoff-window", "0.25", "--churn-connections", "3"],
+            environment: ["FAKE_APNS_CHURN_WINDOW": "10"])
+        XCTAssertFalse(options.senderAudit.isEnabled)
+        XCTAssertEqual(options.senderAudit.samePushWindow, .seconds(5))
+        XCTAssertEqual(options.senderAudit.backoffWindow, .milliseconds(250))
+        XCTAssertEqual(options.senderAudit.connectionChurnCount, 3)
+        XCTAssertEqual(options.senderAudit.connectionChurnWindow, .seconds(10))
+        for (arguments, message) in [
+            (["--sender-audit", "maybe"], "--sender-audit takes on or off, not 'maybe'"),
+            (["--backoff-window", "0"], "--backoff-window takes seconds from 0.001 to 86400, not '0'"),
+            (["--same-push-window", "1e300"], "--same-push-window takes seconds from 0.001 to 86400, not '1e300'"),
+            (["--churn-connections", "-1"], "--churn-connections takes a positive count, not '-1'"),
+        ] {
+            XCTAssertThrowsError(try Options.parse(arguments)) { error in XCTAssertEqual("\(error)", message) }
+        }
+    }
+
     func testConnectionLimitsComeFromTheCommandLineOrTheEnvironment() throws {
         let defaults = try Options.parse([])
         XCTAssertEqual(defaults.maximumConnectionsPerListener, 1000)

@@ -112,6 +112,8 @@ final class WebPageTests: XCTestCase {
             report["faultsFromPage"]?.arrayValue?.contains { $0.stringValue?.contains("com.example.never") == true } == true,
             "the rule added from the page's form")
         XCTAssertEqual(report["faultsAfterRemove"]?.intValue, 1, "the rule removed from the page")
+        XCTAssertEqual(
+            report["senderRows"]?.intValue, report["senderFindings"]?.intValue, "the panel lists each sender finding")
 
         XCTAssertEqual(report["tokenFilter"]?.boolValue, true)
         XCTAssertEqual(report["filters"]?.boolValue, true)

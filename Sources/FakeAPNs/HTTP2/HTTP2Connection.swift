@@ -24,6 +24,10 @@ struct HTTP2Context: Sendable {
     var rules = ProviderConnectionRules()
     /// Hears when a rule throttled or ended a connection (the server's events).
     var onRule: @Sendable (ConnectionInfo, ProviderConnectionRules.Event) -> Void = { _, _ in }
+    /// The sender audit: told of a stream opened past the stream limit
+    /// (`streamOpenedPastLimit(connection:stream:)`) or after GOAWAY
+    /// (`streamOpenedAfterGoAway(connection:stream:)`); nil: none (a connection a test drives).
+    var audit: SenderAudit?
 }
 
 /// What an ``HTTP2Connection`` needs of the transport it runs on: its socket's writes, and its

@@ -185,6 +185,9 @@ public struct PushNotification: Sendable, CustomStringConvertible {
         /// The `apns-id`: a UUID in 8-4-4-4-12 form as its bits and the case of its digits (no
         /// text kept); anything else as it was given.
         private let storedID: StoredID
+        /// The `apns-id` as a value to compare, without making its text: the sender audit's
+        /// key for "the same `apns-id`".
+        var apnsIDKey: StoredID { storedID }
         /// The other fields, in one object that the notifications with the same share: a
         /// connection's pushes mostly go to one topic with one push type and one token, so an
         /// accepted push keeps 64 bytes of fields of its own, not 112 or 192 and its
@@ -244,7 +247,8 @@ public struct PushNotification: Sendable, CustomStringConvertible {
             }
         }
 
-        private enum StoredID: Sendable {
+        /// An `apns-id`: a UUID's bits (with the case of its digits), or other text as given.
+        enum StoredID: Sendable, Hashable {
             case uuid(UUIDBits)
             case text(String)
 

@@ -23,8 +23,22 @@ package protocol IntakeStage: AnyObject, Sendable {
     func unlockedTake(_ notifications: inout [PushNotification], rejections: inout [Rejection])
     /// A numbered batch of broadcast deliveries.
     func unlockedTake(_ deliveries: [BroadcastDelivery])
+    /// A numbered batch of refusals, before it is recorded: the sessions' and those the
+    /// stages added (the strict lint's).
+    func unlockedTakeRefusals(_ refusals: [Rejection])
     /// Inside a reset of the intake.
     func unlockedReset()
+    /// After a batch, on the thread that appended it, once the intake's lock is released: a
+    /// stage that only noted the batch inside the lock does its work here, without holding
+    /// the other sessions back.
+    func afterIntake()
+}
+
+extension IntakeStage {
+    /// Most stages judge what was accepted only.
+    package func unlockedTakeRefusals(_ refusals: [Rejection]) {}
+    /// Most stages do all their work inside the lock.
+    package func afterIntake() {}
 }
 
 /// Where every session hands what it accepted (or refused), and where a broadcast becomes its
@@ -140,7 +154,7 @@ final class Intake: @unchecked Sendable {
     /// devices subscribed to its channel now, its deliveries queued right after it.
     func append(notifications batch: inout [PushNotification], broadcasts: Bool = false) {
         guard !batch.isEmpty else { return }
-        lock.withLock {
+        let stagesAfter = lock.withLock {
             var made: [BroadcastDelivery] = []
             var refused: [Rejection] = []
             notifications.take(&batch) { numbered in
@@ -152,8 +166,12 @@ final class Intake: @unchecked Sendable {
                 for stage in stages { stage.unlockedTake(&numbered, rejections: &refused) }
             }
             deliveries.take(&made)
-            rejections.take(&refused)
+            rejections.take(&refused) { numbered in
+                for stage in stages { stage.unlockedTakeRefusals(numbered) }
+            }
+            return stages
         }
+        for stage in stagesAfter { stage.afterIntake() }
         backPressure?()
     }
 
@@ -161,7 +179,13 @@ final class Intake: @unchecked Sendable {
     /// empty.
     func append(rejections batch: inout [Rejection]) {
         guard !batch.isEmpty else { return }
-        lock.withLock { rejections.take(&batch) }
+        let stagesAfter = lock.withLock {
+            rejections.take(&batch) { numbered in
+                for stage in stages { stage.unlockedTakeRefusals(numbered) }
+            }
+            return stages
+        }
+        for stage in stagesAfter { stage.afterIntake() }
         backPressure?()
     }
 

@@ -123,6 +123,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         /// A per-device-token rate answered 429 `TooManyRequests` (``DeviceTokenRateLimit``), on
         /// every API that pushes to a device; nil (the default): none.
         public var deviceTokenRateLimit: DeviceTokenRateLimit?
+        /// The sender audit's windows, thresholds and bounds (default: on, with the defaults
+        /// the SenderAudit article states); read the findings with ``FakeAPNsServer/senderReport``.
+        public var senderAudit = SenderAuditSettings()
 
         /// A configuration; every parameter has the default a first test wants.
         public init(
@@ -187,6 +190,22 @@ public final class FakeAPNsServer: @unchecked Sendable {
     public let apps = AppCatalog()
     /// The phones behind the front door.
     let phones: DeviceModel
+    /// What each sender did against what Apple expects of a provider, over the run.
+    let audit: SenderAudit
+
+    /// The sender audit's findings so far, worst first: what the senders did that Apple
+    /// punishes (pushing after 410, retrying what cannot succeed, a connection per push …).
+    /// A correct sender has none. Forgotten by ``reset()``.
+    ///
+    /// ```swift
+    /// try await sendWelcome(toPort: server.http2Port!)            // the code under test
+    /// XCTAssertTrue(server.senderReport.isClean, server.senderReport.description)
+    /// ```
+    public var senderReport: SenderReport { audit.report() }
+
+    /// The findings of the senders `sender` names: `token:TEAMID:KEYID` (or `token:TEAMID`),
+    /// `certificate:SUBJECT` or `address:HOST` (``PushSender/matches(_:)``).
+    public func senderReport(sender: String) -> SenderReport { audit.report(sender: sender) }
 
     /// The phone with `token`, as the device model plays it: control it (online, power, apps)
     /// and read what it got and shows. A phone no test described is online, awake, authorised
@@ -265,6 +284,9 @@ public final class FakeAPNsServer: @unchecked Sendable {
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
         intake.add(phones)
+        let audit = SenderAudit(clock: clock, settings: configuration.senderAudit)
+        self.audit = audit
+        intake.add(audit)
         clock.observe { [weak phones] now in phones?.advance(to: now) }
         self.budget = ConnectionBudget(
             perListener: configuration.maximumConnectionsPerListener, total: configuration.maximumConnections,
@@ -377,14 +399,22 @@ public final class FakeAPNsServer: @unchecked Sendable {
 
     private func connectionChanged(_ listener: ListenerKind) -> @Sendable (ConnectionInfo, Bool) -> Void {
         let report = report
+        // A feedback client connects, reads and leaves, as Apple asked: not churn.
+        let audit: SenderAudit? = listener == .feedback ? nil : self.audit
         return { info, opened in
+            if opened {
+                audit?.connectionOpened(info)
+            } else {
+                audit?.connectionClosed(info)
+            }
             report(opened ? .connectionOpened(info, listener: listener) : .connectionClosed(info, listener: listener))
         }
     }
 
     /// Forgets every notification, rejection and broadcast delivery (queues and histories),
-    /// channel, fault rule, device, phone (the device model's), described app and pending
-    /// feedback tuple and provider token seen, gives the clock back to real time, and sets strict mode back to the
+    /// channel, fault rule, device, phone (the device model's), described app, pending
+    /// feedback tuple, provider token seen and sender finding (with what the sender audit
+    /// remembered), gives the clock back to real time, and sets strict mode back to the
     /// configuration's: the state of a server just started, for one server serving many
     /// tests. One step: whatever arrives meanwhile is wholly before it (and forgotten) or
     /// wholly after it (and kept), and a thread popping or reading the histories never sees
@@ -436,6 +466,7 @@ public final class FakeAPNsServer: @unchecked Sendable {
             policy: policy, intake: intake, clock: clock, tokenSightings: tokenSightings,
             managementOnly: kind == .channels)
         context2.rules = configuration.connectionRules
+        context2.audit = audit
         if let onEvent = configuration.onEvent {
             context2.onRule = { info, event in onEvent(.connectionRule(info, listener: kind, event)) }
         }

@@ -349,6 +349,9 @@ struct ControlRoutes: Sendable {
         case .deliveryLog(let uniqueID):
             // Off the polling thread: the model looks the push up in the history.
             return .handlerThread { .json(200, PhoneJSON.log(server.deliveryLog(uniqueID: uniqueID))) }
+        case .senderReport(let sender):
+            let report = sender.map { server.senderReport(sender: $0) } ?? server.senderReport
+            return .json(200, ControlJSON.senderReport(report))
         case .app(let bundleID):
             return .json(200, PhoneJSON.app(bundleID, server.apps[bundleID]))
         case .describeApp(let bundleID, let bundle):

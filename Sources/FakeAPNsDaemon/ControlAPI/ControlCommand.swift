@@ -173,6 +173,7 @@ enum ControlCommand: Sendable {
     case nextPhoneDelivery(DeviceToken, timeout: Duration)
     /// Every phone's steps of the push with this `apns-unique-id`.
     case deliveryLog(uniqueID: String)
+    case senderReport(sender: String?)
     case app(bundleID: String)
     case describeApp(bundleID: String, AppBundle)
 
@@ -361,6 +362,10 @@ extension ControlCommand {
             try allow("GET")
             try query.expectNone()
             self = .keys
+        case ["api", "v1", "sender-report"]:
+            try allow("GET")
+            try query.expectOnly(["sender"])
+            self = .senderReport(sender: try query.nonEmpty("sender"))
         case ["api", "v1", "clock"]:
             try allow("GET", "POST")
             try query.expectNone()

@@ -27,6 +27,7 @@ extension WebPage {
   <button id="clear" type="button">Clear</button>
   <button id="show-devices" type="button">Devices</button>
   <button id="show-faults" type="button">Faults</button>
+  <button id="show-senders" type="button">Senders</button>
 </nav>
 <section id="devices" class="panel" hidden>
   <h2>Devices <label><input id="strict" type="checkbox"> strict</label></h2>
@@ -49,6 +50,12 @@ extension WebPage {
     <button type="submit">Add</button>
   </form>
   <table><tbody id="fault-list"></tbody></table>
+</section>
+<section id="senders" class="panel" hidden>
+  <h2>Sender audit <button id="refresh-senders" type="button">Refresh</button></h2>
+  <input id="sender-filter" type="search" placeholder="sender: token:TEAMID, address:127.0.0.1" aria-label="Filter by sender">
+  <p id="senders-hint" class="hint" hidden>No finding: every sender did what Apple expects so far.</p>
+  <table><tbody id="sender-list"></tbody></table>
 </section>
 <p id="error" class="error" hidden></p>
 <div class="columns">

@@ -1,7 +1,7 @@
 extension WebPage {
-    /// The page's script: the live list, then the phones (``phoneScript``), then the call that
-    /// starts both.
-    static let script = listScript + phoneScript + "start();\n"
+    /// The page's script: the live list, then the phones (``phoneScript``), the sender audit's
+    /// panel (``senderScript``), then the calls that start them.
+    static let script = listScript + phoneScript + senderScript + "start();\nstartSenders();\n"
 
     // Every string from the daemon is drawn with textContent or as an attribute value, never as
     // markup. The live list is a long poll on each history (`since` the last sequence seen,
