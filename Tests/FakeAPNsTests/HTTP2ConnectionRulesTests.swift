@@ -29,6 +29,7 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         let policy: Policy
         let connection: HTTP2Connection
         let events = Locked<[ProviderConnectionRules.Event]>([])
+        let audit: SenderAudit
         /// Frames read so far by `take()`.
         private var read = 0
 
@@ -40,6 +41,8 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
                 intake: server.intake, clock: clock ?? server.clock, tokenSightings: server.tokenSightings,
                 managementOnly: false)
             context.rules = rules
+            audit = SenderAudit(clock: clock ?? server.clock)
+            context.audit = audit
             let events = events
             context.onRule = { _, event in events.withLock { $0.append(event) } }
             connection = HTTP2Connection(
@@ -183,6 +186,47 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         _ = harness.refused(stream: 1)
         _ = harness.refused(stream: 3)
         XCTAssertEqual(harness.events.withLock { $0 }, [.throttled(reason: "BadPriority")])
+    }
+
+    // MARK: - What the sender audit hears
+
+    /// The audit's findings of `rule`: how many times it was seen.
+    private func count(_ harness: Harness, _ rule: String) -> Int {
+        harness.audit.report().findings.filter { $0.rule.id == rule }.map(\.count).reduce(0, +)
+    }
+
+    func testAStreamOverAnAcknowledgedLimitIsAnAuditFindingAndOneBeforeTheAcknowledgementIsNot() {
+        let harness = Harness()
+        _ = harness.start()
+        harness.acknowledge()
+        _ = harness.refused(stream: 1)
+        _ = harness.push(stream: 3, complete: false)
+        _ = harness.push(stream: 5, complete: false)
+        XCTAssertEqual(count(harness, "streams-past-limit"), 0, "the limit of 1 was not acknowledged yet")
+        harness.acknowledge()
+        _ = harness.push(stream: 7)
+        XCTAssertTrue(harness.take().contains { $0.type == RawFrame.rstStream && $0.stream == 7 })
+        XCTAssertEqual(count(harness, "streams-past-limit"), 1)
+    }
+
+    func testAStreamOpenedAfterTheClientAnsweredThePingAfterGoAwayIsAnAuditFinding() {
+        var rules = ProviderConnectionRules()
+        rules.requestsPerConnection = 1
+        let harness = Harness(rules)
+        _ = harness.start()
+        XCTAssertEqual(harness.push(stream: 1), .drain)
+        let frames = harness.take()
+        let ping = try? XCTUnwrap(frames.last { $0.type == RawFrame.ping }, "a PING follows the GOAWAY: \(frames)")
+        let request = { (stream: Int32) in
+            RawFrame.request(stream: stream, path: "/3/device/\(Self.token)", Self.push, body: Self.alert)
+        }
+        // Stream 3 may have crossed the GOAWAY: not a finding.
+        XCTAssertTrue(request(3).flatMap(\.bytes).withUnsafeBytes { harness.connection.drained($0) })
+        XCTAssertEqual(count(harness, "streams-after-goaway"), 0)
+        let answer = RawFrame(type: RawFrame.ping, flags: 1, stream: 0, payload: ping?.payload ?? [])
+        XCTAssertTrue((answer.bytes + request(5).flatMap(\.bytes)).withUnsafeBytes { harness.connection.drained($0) })
+        XCTAssertEqual(count(harness, "streams-after-goaway"), 1, "stream 5 came after the client read the GOAWAY")
+        XCTAssertEqual(harness.server.notifications.count, 1, "neither stream 3 nor 5 is processed")
     }
 
     // MARK: - Too many refusals

@@ -210,11 +210,12 @@ final class HTTP2Connection: HTTP2SessionDelegate {
         return .read
     }
 
-    /// Handles what came during the drain: the session reads it while it still can (window
-    /// updates let the last answers out; new streams are above the GOAWAY's last stream and
-    /// ignored); otherwise it is discarded.
+    /// Handles what came during the drain: the session reads it unless it failed (window
+    /// updates let the last answers out; the answer to the PING after the GOAWAY says the
+    /// client read it; new streams are above the GOAWAY's last stream and ignored); after a
+    /// protocol error it is discarded.
     func drained(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !sessionFailed, session.isAlive else { return true }
+        guard !sessionFailed else { return true }
         roundReadAt = context.clock.currentDate
         do {
             try session.receive(bytes)
@@ -392,8 +393,15 @@ final class HTTP2Connection: HTTP2SessionDelegate {
     /// ``ProviderConnectionRules/StreamLimitViolation/goAway`` a client that broke a limit it
     /// had acknowledged loses the connection, as APNs was seen to answer.
     func streamRefused(_ stream: Int32, pastAcknowledged: Bool) {
-        guard pastAcknowledged, context.rules.streamLimitViolation == .goAway, !closing else { return }
+        guard pastAcknowledged else { return }
+        context.audit?.streamOpenedPastLimit(connection: info, stream: stream)
+        guard context.rules.streamLimitViolation == .goAway, !closing else { return }
         goAway(errorCode: Self.protocolError, debugData: Array(Self.streamLimitViolated.utf8))
+    }
+
+    /// The client opened a stream after it had read this side's GOAWAY: the audit hears of it.
+    func streamOpenedAfterGoAway(_ stream: Int32) {
+        context.audit?.streamOpenedAfterGoAway(connection: info, stream: stream)
     }
 
     /// APNs's GOAWAY debug data for a stream over the limit (jchambers/pushy #356, 2016).

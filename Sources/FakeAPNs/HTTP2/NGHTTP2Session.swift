@@ -261,6 +261,29 @@ final class NGHTTP2Session: RequestFraming {
     private var pingAfterGoAway = false
     /// Whether the peer answered the PING sent after this side's GOAWAY.
     private var goAwayRead = false
+    /// Whether a GOAWAY of this side (a server's) left.
+    private var goAwayWritten = false
+    /// nghttp2 reads nothing more (a GOAWAY left, no stream is open): this session reads the
+    /// frame headers itself.
+    private var readsFramesItself = false
+    private var framesAfterGoAway = FramesAfterGoAway()
+
+    /// Reads what the peer sends once nghttp2 no longer does: the answer to the PING after the
+    /// GOAWAY, and the streams opened after it.
+    private func readFramesItself(_ bytes: UnsafeRawBufferPointer) {
+        readsFramesItself = true
+        boundary.advance(over: bytes)
+        framesAfterGoAway.read(bytes) { seen in
+            switch seen {
+            case .pingAnswer(let payload):
+                if payload == Self.goAwayPing { goAwayRead = true }
+            case .headers(let stream):
+                guard stream > highestPeerStream, stream & 1 == 1 else { return }
+                highestPeerStream = stream
+                if goAwayRead { delegate.streamOpenedAfterGoAway(stream) }
+            }
+        }
+    }
 
     /// A SETTINGS value the peer announced (acknowledged or not), e.g. its stream limit.
     func remoteSetting(_ id: Int) -> UInt32 {
@@ -270,6 +293,9 @@ final class NGHTTP2Session: RequestFraming {
     /// Feeds received bytes; throws on a protocol error (nghttp2 has then queued GOAWAY).
     func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress else { return }
+        if goAwayWritten, readsFramesItself || (nghttp2_session_want_read(session) == 0 && boundary.isBetweenFrames) {
+            return readFramesItself(bytes)
+        }
         if isServer { boundary.advance(over: bytes) }
         let result = fakeapns_h2_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
@@ -416,7 +442,10 @@ final class NGHTTP2Session: RequestFraming {
                 switch UInt32(frame.pointee.hd.type) {
                 case NGHTTP2_GOAWAY.rawValue:
                     Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef {
-                        if $0.isServer { $0.pingAfterGoAway = true }
+                        if $0.isServer {
+                            $0.pingAfterGoAway = true
+                            $0.goAwayWritten = true
+                        }
                     }
                     NGHTTP2Session.withDelegate(userData) { $0.goAwaySent(lastStream: frame.pointee.goaway.last_stream_id) }
                 case NGHTTP2_RST_STREAM.rawValue:
