@@ -78,7 +78,8 @@ public struct SenderAuditRule: Hashable, Sendable, CustomStringConvertible {
     public static let streamsAfterGoAway = SenderAuditRule(
         "streams-after-goaway", .error,
         source: "RFC 9113 section 6.8 (D); parse-community/node-apn #140, Fatal1ty/aioapns #63 (U)",
-        doc: "a stream opened on a connection after the server sent it GOAWAY")
+        doc: "a stream opened on a connection after the client read the server's GOAWAY (it answered the PING"
+            + " sent after it)")
     /// A push the server accepted, sent again.
     public static let duplicatePush = SenderAuditRule(
         "duplicate-push", .warning,
