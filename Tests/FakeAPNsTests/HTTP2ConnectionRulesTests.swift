@@ -352,6 +352,8 @@ final class HTTP2ConnectionRulesWireTests: XCTestCase {
         XCTAssertEqual(run.requests[0].status, 403, "stream 1 is answered: \(run.requests[0])")
         XCTAssertEqual(run.requests[0].reason, "MissingProviderToken")
         XCTAssertEqual(run.requests[1].reset, 7, "stream 3 alone is refused: \(run.requests[1])")
+        let finding = server.senderReport.findings.first { $0.rule.id == "streams-past-limit" }
+        XCTAssertEqual(finding?.count, 1, "the sender audit names the client: \(server.senderReport)")
     }
 
     func testTheGoAwayOptionEndsTheConnectionAsAPNsWasSeenTo() throws {
