@@ -20,15 +20,6 @@
 import Foundation
 @testable import FakeAPNs
 
-/// A connection in memory: the server's writes are kept.
-private final class Memory: HTTP2ConnectionHost {
-    var written: [UInt8] = []
-    func write(_ bytes: [UInt8]) throws { written += bytes }
-    func pause(_ duration: Duration) -> Bool { true }
-    var isStopping: Bool { false }
-    var mayKeepReading: Bool { true }
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let input = count > 0 ? Array(UnsafeRawBufferPointer(start: start, count: count)) : []
@@ -47,7 +38,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         verifier: choice & 32 != 0 ? ProviderTokenVerifier(keys: [.test]) : nil, policy: policy,
         intake: server.intake, clock: server.clock, tokenSightings: server.tokenSightings, managementOnly: false)
     context.rules = rules
-    let memory = Memory()
+    let memory = HTTP2MemoryHost()
     let info = ConnectionInfo(id: 1, peer: "fuzz", transport: plaintext ? .plaintext : .tls)
     let connection =
         plaintext

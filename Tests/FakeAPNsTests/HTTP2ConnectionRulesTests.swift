@@ -13,18 +13,8 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
     private static let push: [(String, String)] = [("apns-topic", "com.example.app"), ("apns-push-type", "alert")]
     private static let alert = Array(#"{"aps":{"alert":"Hi"}}"#.utf8)
 
-    /// A connection in memory: what the server writes is kept; what a client sends goes in
-    /// with `send`.
-    private final class Memory: HTTP2ConnectionHost {
-        var written: [UInt8] = []
-        func write(_ bytes: [UInt8]) throws { written += bytes }
-        func pause(_ duration: Duration) -> Bool { true }
-        var isStopping: Bool { false }
-        var mayKeepReading: Bool { true }
-    }
-
     private final class Harness {
-        let memory = Memory()
+        let memory = HTTP2MemoryHost()
         let server: FakeAPNsServer
         let policy: Policy
         let connection: HTTP2Connection

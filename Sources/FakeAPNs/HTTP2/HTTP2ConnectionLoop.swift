@@ -59,3 +59,13 @@ extension HTTP2Connection {
         }
     }
 }
+
+/// A connection that lives in memory, for the tests and the fuzz target that drive an
+/// ``HTTP2Connection`` without a socket: what the server writes is kept; pauses return at once.
+final class HTTP2MemoryHost: HTTP2ConnectionHost {
+    private(set) var written: [UInt8] = []
+    func write(_ bytes: [UInt8]) throws { written += bytes }
+    func pause(_ duration: Duration) -> Bool { true }
+    var isStopping: Bool { false }
+    var mayKeepReading: Bool { true }
+}
