@@ -23,11 +23,14 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         /// Frames read so far by `take()`.
         private var read = 0
 
-        init(_ rules: ProviderConnectionRules = ProviderConnectionRules(), clock: ServerClock? = nil) {
+        init(
+            _ rules: ProviderConnectionRules = ProviderConnectionRules(), clock: ServerClock? = nil,
+            authentication: HTTP2Authentication = .none, certificate: ClientCertificateInfo? = nil
+        ) {
             server = FakeAPNsServer(configuration: .init())
             policy = Policy(strict: false, environment: .sandbox, feedback: server.feedback, clock: clock ?? server.clock)
             var context = HTTP2Context(
-                validator: RequestValidator(), authentication: .none, verifier: nil, policy: policy,
+                validator: RequestValidator(), authentication: authentication, verifier: nil, policy: policy,
                 intake: server.intake, clock: clock ?? server.clock, tokenSightings: server.tokenSightings,
                 managementOnly: false)
             context.rules = rules
@@ -36,7 +39,8 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
             let events = events
             context.onRule = { _, event in events.withLock { $0.append(event) } }
             connection = HTTP2Connection(
-                host: memory, info: ConnectionInfo(id: 1, peer: "memory", transport: .tls), context: context)
+                host: memory, info: ConnectionInfo(id: 1, peer: "memory", clientCertificate: certificate, transport: .tls),
+                context: context)
         }
 
         deinit { connection.finish() }
@@ -273,6 +277,44 @@ final class HTTP2ConnectionRulesTests: XCTestCase {
         XCTAssertTrue(status(frames, stream: 1))
         XCTAssertFalse(frames.contains { $0.type == RawFrame.goAway }, "410 is not an error: \(frames)")
         XCTAssertEqual(streamLimits(frames), [], "nor does it throttle")
+    }
+
+    // MARK: - A certificate for the other environment
+
+    private static let productionCertificate = ClientCertificateInfo(
+        subject: "Apple Production IOS Push Services: com.example.app", topic: "com.example.app",
+        environments: [.production])
+
+    func testACertificateForTheOtherEnvironmentIsAnswered403OnEachRequestByDefault() {
+        let harness = Harness(authentication: .certificate, certificate: Self.productionCertificate)
+        _ = harness.start()
+        XCTAssertEqual(harness.push(stream: 1), .read)
+        XCTAssertEqual(harness.push(stream: 3), .read)
+        let frames = harness.take()
+        XCTAssertTrue(status(frames, stream: 1) && status(frames, stream: 3), "\(frames)")
+        XCTAssertFalse(frames.contains { $0.type == RawFrame.goAway })
+        XCTAssertEqual(harness.server.rejections.snapshot().map(\.answer), [
+            .reason(.badCertificateEnvironment), .reason(.badCertificateEnvironment),
+        ])
+    }
+
+    func testWithTheOptionACertificateForTheOtherEnvironmentEndsTheConnectionNamingStreamZero() {
+        var rules = ProviderConnectionRules()
+        rules.certificateEnvironmentGoAway = true
+        let harness = Harness(rules, authentication: .certificate, certificate: Self.productionCertificate)
+        _ = harness.start()
+        XCTAssertEqual(harness.push(stream: 1), .drain)
+        let frames = harness.take()
+        XCTAssertFalse(status(frames, stream: 1), "no answer on the stream: \(frames)")
+        let goAway = frames.first { $0.type == RawFrame.goAway }
+        XCTAssertEqual(goAway?.goAwayLastStream, 0)
+        XCTAssertEqual(goAway?.goAwayErrorCode, 0)
+        XCTAssertEqual(
+            goAway.map { String(decoding: $0.goAwayDebugData, as: UTF8.self) }, #"{"reason":"BadCertificateEnvironment"}"#)
+        let refusal = harness.server.rejections.snapshot().first
+        XCTAssertEqual(refusal?.responseSent, false)
+        XCTAssertEqual(refusal?.connectionClosed, true)
+        XCTAssertEqual(harness.server.notifications.count, 0)
     }
 
     // MARK: - Retirement
