@@ -72,7 +72,20 @@ public struct LiveActivityType: Sendable, Hashable {
 
     /// The JSON type of a field, as Swift's `JSONDecoder` reads it with its default strategies.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case string, number, integer, boolean, date, object, array
+        /// A JSON string (`String`).
+        case string
+        /// A JSON number (`Double`).
+        case number
+        /// A JSON number with no fraction (`Int`).
+        case integer
+        /// `true` or `false` (`Bool`).
+        case boolean
+        /// A JSON number read as seconds since 2001-01-01 (`Date` with the default strategy).
+        case date
+        /// A JSON object (a nested `Codable` type).
+        case object
+        /// A JSON array.
+        case array
 
         /// Whether `value` decodes as this kind.
         func accepts(_ value: JSONValue) -> Bool {
