@@ -171,7 +171,9 @@ private func check(
             require(dash ? byte == UInt8(ascii: "-") : "0123456789abcdefABCDEF".utf8.contains(byte), "apns-id \(id)")
         }
     } else {
-        require(fields.apnsIDWasGenerated && fields.apnsID == generatedID, "no apns-id, but \(fields.apnsID)")
+        // A generated id is written in capitals, as APNs makes them.
+        require(
+            fields.apnsIDWasGenerated && fields.apnsID == generatedID.uppercased(), "no apns-id, but \(fields.apnsID)")
     }
 
     if let expiration = first("apns-expiration") {

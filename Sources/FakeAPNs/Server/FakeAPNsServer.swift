@@ -279,7 +279,8 @@ public final class FakeAPNsServer: @unchecked Sendable {
             lock: intake.lock, clock: clock, logLimit: configuration.deviceLogLimit,
             history: intake.notifications.history, announce: announceDeviceLog, apps: apps,
             strictLint: configuration.lint == .strict, isUninstalled: { registry.isUninstalled($0) },
-            subscribeToChannel: { [channels = intake.channels] in channels.unlockedSubscribe($0, to: $1) },
+            // Weakly: the channels' delivery lane holds the intake's stages, this model among them.
+            subscribeToChannel: { [weak channels = intake.channels] in channels?.unlockedSubscribe($0, to: $1) ?? false },
             activityDismissed: { registry.expireActivityToken($0, topic: $1, at: $2) })
         self.phones = phones
         intake.add(LintStage(apps: apps, mode: configuration.lint))
